@@ -1,0 +1,106 @@
+#pragma once
+// Per-GPU memory budget as the engines account it at start-up, and the KV capacity it leaves.
+//
+// Invariant (checked in tests): for every rank,
+//   reserved + weights + activation + overhead + kv_pool + state_pool + free == capacity
+// where capacity is the memory the driver reports. "free" is what the engine leaves unused
+// (block rounding) or, when nothing fits, negative (the shortfall).
+//
+// vLLM (v0.19 gpu_worker.py / kv_cache_utils.py):
+//   reserved   = (1 - gpu_memory_utilization) x capacity
+//   available  = util x capacity - weights - torch activation peak - non-torch (NCCL) memory
+//   tokens     = floor(available / (block_size x bytes_per_token)) x block_size, min over ranks.
+// SGLang (model_runner.py, server_args._handle_gpu_memory_settings):
+//   free_at_init = capacity - CUDA context/NCCL
+//   reserved     = (1 - mem_fraction_static) x free_at_init   (activations, CUDA graphs)
+//   kv_pool      = mem_fraction_static x free_at_init - weights; tokens = pool / cell_size.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <k3plan/gpu.hpp>
+#include <k3plan/kv.hpp>
+#include <k3plan/layout.hpp>
+#include <k3plan/model.hpp>
+
+namespace k3plan {
+
+struct EngineSettings {
+  Engine engine = Engine::sglang;
+  double gpu_memory_utilization = 0;  // vLLM; 0 = engine default
+  double mem_fraction_static = 0;     // SGLang; 0 = computed like server_args
+  std::int64_t max_num_batched_tokens = 0;  // 0 = engine default for this GPU
+  std::int64_t max_num_seqs = 0;            // 0 = engine default
+  int cuda_graph_max_bs = 0;                // 0 = engine default
+  std::int64_t chunked_prefill_size = 0;    // SGLang; 0 = default for this GPU
+  int block_size = 16;                      // vLLM KV block (page) size
+  std::string kv_dtype = "auto";
+  std::string state_dtype = "fp32";
+  int draft_layers = 0;
+  std::string precision;  // empty = as shipped; otherwise every weight in this format
+};
+
+// Engine defaults, each from the version named in the .cpp.
+double sglang_default_mem_fraction(const Gpu& gpu, const Layout& l, std::int64_t chunked_prefill, int cuda_graph_max_bs);
+std::int64_t sglang_default_chunked_prefill(const Gpu& gpu);
+int sglang_default_cuda_graph_max_bs(const Gpu& gpu, int tp);
+std::int64_t vllm_default_max_num_batched_tokens(const Gpu& gpu);
+std::int64_t vllm_default_max_num_seqs(const Gpu& gpu);
+inline constexpr double kVllmDefaultUtilization = 0.92;  // vllm/config/cache.py @002f10e (0.9 before)
+
+struct RankBudget {
+  int stage = 0;  // pipeline stage
+  int layers = 0;
+  double capacity_bytes = 0;
+  double reserved_bytes = 0;
+  double weights_bytes = 0;
+  double activation_bytes = 0;
+  double overhead_bytes = 0;
+  double kv_pool_bytes = 0;
+  double state_pool_bytes = 0;
+  double free_bytes = 0;
+  double kv_bytes_per_token = 0;
+  double state_bytes_per_sequence = 0;
+  double bytes_per_sequence = 0;  // at the requested context, KV + state
+  std::int64_t kv_tokens = 0;
+  double sum() const {
+    return reserved_bytes + weights_bytes + activation_bytes + overhead_bytes + kv_pool_bytes + state_pool_bytes + free_bytes;
+  }
+};
+
+struct FitResult {
+  std::string model, gpu;
+  EngineSettings settings;
+  Layout layout;
+  int gpus = 0;
+  int nodes = 0;
+  std::int64_t context = 0;
+  std::int64_t users = 0;
+  double utilization_used = 0;  // util (vLLM) or mem_fraction_static (SGLang)
+  std::int64_t max_num_batched_tokens = 0;
+  std::int64_t max_num_seqs = 0;
+  int cuda_graph_max_bs = 0;
+  std::vector<RankBudget> ranks;  // one per pipeline stage (ranks within a stage are identical)
+  RankBudget limiting;            // the stage with the fewest KV tokens
+  std::int64_t kv_cache_tokens = 0;  // per instance (x DP groups that hold their own KV)
+  std::int64_t max_users = 0;        // at `context`
+  std::int64_t max_context_one_user = 0;
+  double headroom = 0;  // fraction of the KV/state pool left after `users` at `context`
+  bool fits = false;
+  std::vector<std::string> reasons;
+  std::vector<std::string> warnings;
+  std::vector<std::string> assumptions;
+  std::string sglang_flags, vllm_flags;
+};
+
+// Evaluates one layout. Never throws for "does not fit": sets fits = false with reasons.
+FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& s, std::int64_t context, std::int64_t users);
+
+// Candidate layouts for `gpus` GPUs that the engine accepts (best first).
+std::vector<Layout> candidate_layouts(const Model& m, const Gpu& gpu, Engine e, int gpus);
+
+// Smallest GPU count (whole nodes beyond one node) whose best layout fits; fits = false when none
+// up to max_gpus does (the result then describes the largest tried).
+FitResult search_fit(const Model& m, const Gpu& gpu, const EngineSettings& s, std::int64_t context, std::int64_t users, int max_gpus = 512);
+
+}  // namespace k3plan

@@ -1,0 +1,84 @@
+#pragma once
+// One plain options struct and one run_<command>() per subcommand. The CLI only fills the struct;
+// every computation happens here, and each returns a Report (data + tables) to render.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <k3plan/catalogue.hpp>
+#include <k3plan/report.hpp>
+
+namespace k3plan {
+
+struct ListOptions {};
+Report run_models(const Catalogue& cat);
+Report run_gpus(const Catalogue& cat);
+
+struct ShowOptions {
+  std::string id;
+};
+Report run_show(const Catalogue& cat, const ShowOptions& o);
+
+struct WeightsOptions {
+  std::string model;
+  std::vector<std::string> precisions;  // empty = the standard list
+};
+Report run_weights(const Catalogue& cat, const WeightsOptions& o);
+
+struct KvCommandOptions {
+  std::string model;  // empty with the what-if geometry below
+  int tp = 1;
+  std::string kv_dtype = "auto";
+  std::string state_dtype = "fp32";
+  std::vector<std::string> contexts;  // "8k", "1M", ...
+  std::int64_t users = 1;
+  int draft_layers = 0;
+  // quick what-if without a model file
+  int layers = 0;
+  int kv_heads = 0;
+  int head_dim = 0;
+  bool csv_curve = false;
+};
+Report run_kv(const Catalogue& cat, const KvCommandOptions& o);
+
+struct FitOptions {
+  std::string model;
+  std::string gpu;        // empty = every catalogue GPU
+  int gpus = 0;           // 0 = search
+  std::string context;    // empty = model maximum / default
+  std::int64_t users = 1;
+  std::string engine = "sglang";
+  int tp = 0, ep = 0, dp = 0, pp = 0;  // 0 = search / default
+  bool dp_attention = false;
+  std::string kv_dtype = "auto";
+  std::optional<double> gpu_memory_utilization;
+  std::optional<double> mem_fraction_static;
+  std::optional<std::int64_t> max_num_batched_tokens;
+  std::optional<std::int64_t> max_num_seqs;
+  std::optional<int> cuda_graph_max_bs;
+  int draft_layers = 0;
+  std::string precision;  // empty = as shipped
+  bool weights_only = false;  // lower bounds only (the foundation view)
+};
+Report run_fit(const Catalogue& cat, const FitOptions& o);
+
+struct CostOptions {
+  std::string model = "kimi-k3";
+  std::string gpu;
+  int gpus = 0;
+  std::optional<double> rate_usd_per_gpu_hour;
+  std::optional<double> hours_per_day;
+  std::optional<double> days;
+  std::optional<double> output_tokens_per_month;
+  std::optional<double> input_tokens_per_month;
+  std::optional<double> cache_hit;
+  std::optional<double> api_output, api_input, api_cache_hit;
+  std::optional<double> throughput_tok_s;
+  std::optional<double> download_gb_s;
+  std::optional<double> utilisation;
+  std::string svg_path;
+};
+Report run_cost(const Catalogue& cat, const CostOptions& o);
+
+}  // namespace k3plan

@@ -1,0 +1,58 @@
+#pragma once
+// Parallel layouts and the rules the engines enforce on them.
+// Invariant: gpus() == tp * pp * dp for vLLM; for SGLang the instance is tp * pp GPUs and dp
+// (DP-attention) partitions the TP group, so gpus() == tp * pp.
+#include <string>
+#include <vector>
+
+#include <k3plan/gpu.hpp>
+#include <k3plan/model.hpp>
+
+namespace k3plan {
+
+enum class Engine { sglang, vllm };
+const char* to_string(Engine e);
+Engine parse_engine(const std::string& s);
+
+struct Layout {
+  int tp = 1;
+  int ep = 1;  // expert-parallel degree (1 = experts TP-sharded or dense model)
+  int dp = 1;
+  int pp = 1;
+  bool dp_attention = false;
+  int gpus(Engine e) const { return e == Engine::vllm ? tp * pp * dp : tp * pp; }
+};
+
+// Reasons (in the engine's own words where it has them) that `engine` refuses `l` for `m` on
+// `gpu` with `gpus` GPUs; empty = accepted. `warnings` gets non-fatal notes (TP across nodes).
+std::vector<std::string> layout_refusals(const Model& m, const Gpu& gpu, Engine engine,
+                                         const Layout& l, std::vector<std::string>* warnings = nullptr);
+
+struct EngineFlags {
+  std::string sglang;
+  std::string vllm;
+};
+
+// Parallelism flags for both engines for one GPU count (sglang layout given; vLLM layout derived:
+// TP within a node, PP across nodes, expert parallel on for MoE).
+EngineFlags parallel_flags(const Model& m, const Gpu& gpu, const Layout& sglang_layout, int gpus);
+Layout vllm_layout_for(const Model& m, const Gpu& gpu, int gpus);
+
+struct LowerBound {
+  std::string gpu;
+  double weights_bytes = 0;
+  int lower_bound_gpus = 0;         // weights / nominal HBM as sold, rounded up
+  int lower_bound_gpus_usable = 0;  // weights / memory the driver reports, rounded up
+  bool deployable_found = false;
+  int gpus = 0;
+  int nodes = 0;
+  Layout layout;  // SGLang layout
+  Layout vllm_layout;
+  double weights_bytes_per_gpu = 0;
+  EngineFlags flags;
+};
+
+// Lower bound for the weights alone and the smallest engine-valid layout at or above it.
+LowerBound weights_lower_bound(const Model& m, const Gpu& gpu, double weights_bytes);
+
+}  // namespace k3plan

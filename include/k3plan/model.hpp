@@ -1,0 +1,117 @@
+#pragma once
+// The model description every calculator works on. Loaded from a catalogue YAML or derived from a
+// Hugging Face config.json; both paths produce this same struct.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <k3plan/figure.hpp>
+
+namespace k3plan {
+
+enum class AttnKind { gqa, mla, kda, gdn, mamba2, compressed };
+const char* to_string(AttnKind k);
+
+// Geometry of one attention block. Which fields matter depends on `kind`; see data/SCHEMA.md.
+struct AttentionBlock {
+  std::string name;  // catalogue name, e.g. "mla", "sliding"
+  AttnKind kind = AttnKind::gqa;
+  // gqa / mla / compressed
+  int num_heads = 0;
+  int num_kv_heads = 0;
+  int head_dim = 0;
+  int v_head_dim = 0;
+  int sliding_window = 0;  // tokens; 0 = full attention
+  bool qkv_bias = false;
+  bool sinks = false;
+  // mla
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  bool output_gate = false;
+  int indexer_heads = 0;  // DeepSeek sparse attention (V3.2) / V4 lightning indexer
+  int indexer_head_dim = 0;
+  // kda / gdn / mamba2
+  int conv_kernel = 0;
+  bool full_rank_gate = false;
+  int num_k_heads = 0;
+  int num_v_heads = 0;
+  int head_k_dim = 0;
+  int head_v_dim = 0;
+  int state_size = 0;
+  int n_groups = 0;
+  // compressed (DeepSeek V4)
+  int compress_ratio = 0;
+  int o_lora_rank = 0;
+  int o_groups = 0;
+
+  bool is_linear() const { return kind == AttnKind::kda || kind == AttnKind::gdn || kind == AttnKind::mamba2; }
+};
+
+struct MoE {
+  int routed_experts = 0;
+  int experts_per_token = 0;
+  int shared_experts = 0;
+  std::int64_t expert_intermediate_size = 0;
+  std::int64_t shared_intermediate_size = 0;  // total width of all shared experts
+  int first_dense_layers = 0;                 // layers [0, first_dense_layers) use the dense MLP
+  int latent_size = 0;                        // LatentMoE width (0 = experts work on hidden_size)
+};
+
+struct EngineHints {
+  std::string tool_call_parser;
+  std::string reasoning_parser;
+  bool trust_remote_code = false;
+};
+
+// Parameter groups, each shipped in its own precision.
+enum class ParamGroup { embedding, lm_head, attention, dense_mlp, shared_experts, routed_experts, router, latent_proj, norms, mtp, vision };
+inline constexpr int kParamGroups = 11;
+const char* to_string(ParamGroup g);
+
+struct Model {
+  std::string id;
+  std::string name;
+  std::vector<std::string> aliases;
+  std::string hf_repo;
+  std::string source;
+  std::string date;
+  std::string origin;  // where it was loaded from (embedded path, file path)
+
+  std::optional<Figure> published_params_total;
+  std::optional<Figure> published_params_active;
+  std::optional<Figure> published_checkpoint_bytes;
+  EngineHints engine;
+
+  std::int64_t hidden_size = 0;
+  std::int64_t vocab_size = 0;
+  bool tie_word_embeddings = false;
+  std::int64_t max_context = 0;
+  std::string dtype = "bf16";
+  std::int64_t dense_intermediate_size = 0;
+  std::vector<AttentionBlock> blocks;
+  std::vector<int> layers;  // per decoder layer (0-based), index into `blocks`
+  std::optional<MoE> moe;
+  int mtp_layers = 0;
+  double vision_params = 0;
+
+  // precision per group; groups absent here take `default_precision`
+  std::string default_precision = "bf16";
+  std::map<ParamGroup, std::string> precision;
+
+  std::vector<Assumption> assumptions;
+
+  int num_layers() const { return static_cast<int>(layers.size()); }
+  bool is_moe_layer(int layer) const { return moe && layer >= moe->first_dense_layers; }
+  std::string precision_of(ParamGroup g) const;
+  // Query heads used for the TP-divisibility rule: the first full-attention block's heads.
+  int attention_heads() const;
+};
+
+// Checks geometry: positive sizes, layer references, MoE sanity. Throws InputError naming `where`.
+void validate_model(const Model& m, const std::string& where);
+
+}  // namespace k3plan

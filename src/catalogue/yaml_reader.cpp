@@ -1,0 +1,152 @@
+#include "yaml_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <set>
+
+#include <k3plan/error.hpp>
+
+namespace k3plan {
+
+YAML::Node YamlReader::parse(const std::string& text) const {
+  try {
+    YAML::Node root = YAML::Load(text);
+    return root;
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("{}:{}: malformed YAML: {}", origin_, e.mark.line + 1, e.msg));
+  }
+}
+
+void YamlReader::fail(const YAML::Node& at, const std::string& field, const std::string& msg) const {
+  int line = 0;
+  if (at.IsDefined()) line = at.Mark().line + 1;
+  if (line > 0) throw InputError(fmt::format("{}:{}: field '{}': {}", origin_, line, field, msg));
+  throw InputError(fmt::format("{}: field '{}': {}", origin_, field, msg));
+}
+
+void YamlReader::require_map(const YAML::Node& n, const std::string& field) const {
+  if (!n.IsDefined() || !n.IsMap()) fail(n, field, "expected a mapping");
+}
+
+void YamlReader::check_keys(const YAML::Node& map, std::initializer_list<const char*> allowed,
+                            const std::string& ctx) const {
+  require_map(map, ctx.empty() ? "<root>" : ctx);
+  std::vector<std::string> names(allowed.begin(), allowed.end());
+  std::set<std::string> seen;
+  for (const auto& kv : map) {
+    if (!kv.first.IsScalar()) fail(kv.first, ctx, "keys must be plain strings");
+    const auto key = kv.first.as<std::string>();
+    const std::string field = ctx.empty() ? key : ctx + "." + key;
+    if (!seen.insert(key).second) fail(kv.first, field, "duplicate key");
+    bool known = false;
+    for (const auto& a : names) known = known || a == key;
+    if (!known) {
+      const auto hint = closest_match(key, names);
+      fail(kv.first, field, hint.empty() ? "unknown key" : fmt::format("unknown key; did you mean '{}'?", hint));
+    }
+  }
+}
+
+double YamlReader::to_number(const YAML::Node& n, const std::string& field) const {
+  if (!n.IsScalar()) fail(n, field, "expected a number");
+  double v = 0;
+  try {
+    v = n.as<double>();
+  } catch (const YAML::Exception&) {
+    fail(n, field, fmt::format("expected a number, got '{}'", n.Scalar()));
+  }
+  if (!std::isfinite(v)) fail(n, field, "must be a finite number");
+  return v;
+}
+
+std::string YamlReader::str(const YAML::Node& map, const char* key, const std::string& ctx,
+                            bool required, const std::string& fallback) const {
+  const std::string field = ctx.empty() ? key : ctx + "." + key;
+  const YAML::Node n = map[key];
+  if (!n.IsDefined() || n.IsNull()) {
+    if (required) fail(map, field, "missing");
+    return fallback;
+  }
+  if (!n.IsScalar()) fail(n, field, "expected a string");
+  return n.Scalar();
+}
+
+double YamlReader::number(const YAML::Node& map, const char* key, const std::string& ctx,
+                          bool required, double fallback, double min, double max) const {
+  const std::string field = ctx.empty() ? key : ctx + "." + key;
+  const YAML::Node n = map[key];
+  if (!n.IsDefined() || n.IsNull()) {
+    if (required) fail(map, field, "missing");
+    return fallback;
+  }
+  const double v = to_number(n, field);
+  if (v < min || v > max) fail(n, field, fmt::format("{} is out of range [{}, {}]", n.Scalar(), min, max));
+  return v;
+}
+
+std::int64_t YamlReader::integer(const YAML::Node& map, const char* key, const std::string& ctx,
+                                 bool required, std::int64_t fallback, std::int64_t min,
+                                 std::int64_t max) const {
+  const std::string field = ctx.empty() ? key : ctx + "." + key;
+  const double v = number(map, key, ctx, required, static_cast<double>(fallback),
+                          static_cast<double>(min), static_cast<double>(max));
+  if (v != std::floor(v)) fail(map[key], field, "expected a whole number");
+  return static_cast<std::int64_t>(v);
+}
+
+bool YamlReader::boolean(const YAML::Node& map, const char* key, const std::string& ctx, bool fallback) const {
+  const std::string field = ctx.empty() ? key : ctx + "." + key;
+  const YAML::Node n = map[key];
+  if (!n.IsDefined() || n.IsNull()) return fallback;
+  if (n.IsMap()) {  // a figure-style {value: 1, assumed: ...}
+    return number(n, "value", field, true, 0, 0, 1) != 0;
+  }
+  if (!n.IsScalar()) fail(n, field, "expected true or false");
+  try {
+    return n.as<bool>();
+  } catch (const YAML::Exception&) {
+    fail(n, field, fmt::format("expected true or false, got '{}'", n.Scalar()));
+  }
+}
+
+std::vector<std::string> YamlReader::strings(const YAML::Node& map, const char* key, const std::string& ctx) const {
+  const std::string field = ctx.empty() ? key : ctx + "." + key;
+  std::vector<std::string> out;
+  const YAML::Node n = map[key];
+  if (!n.IsDefined() || n.IsNull()) return out;
+  if (!n.IsSequence()) fail(n, field, "expected a list of strings");
+  for (const auto& item : n) {
+    if (!item.IsScalar()) fail(item, field, "expected a string");
+    out.push_back(item.Scalar());
+  }
+  return out;
+}
+
+Figure YamlReader::figure(const YAML::Node& map, const char* key, const std::string& ctx, bool required,
+                          const std::string& entry_source, double min, double max,
+                          std::vector<Assumption>* assumptions, const std::string& owner) const {
+  const std::string field = ctx.empty() ? key : ctx + "." + key;
+  const YAML::Node n = map[key];
+  Figure f;
+  if (!n.IsDefined() || n.IsNull()) {
+    if (required) fail(map, field, "missing");
+    return f;
+  }
+  if (n.IsMap()) {
+    check_keys(n, {"value", "source", "assumed", "reason"}, field);
+    f.value = number(n, "value", field, true, 0, min, max);
+    f.source = str(n, "source", field, false, entry_source);
+    f.assumed = boolean(n, "assumed", field, false);
+    f.reason = str(n, "reason", field, false);
+    if (f.assumed && f.reason.empty()) fail(n, field + ".reason", "an assumed figure needs a reason");
+    if (f.source.empty() && !f.assumed) fail(n, field + ".source", "missing (every figure needs a source)");
+  } else {
+    f.value = number(map, key, ctx, true, 0, min, max);
+    f.source = entry_source;
+  }
+  if (f.assumed && assumptions) add_assumption(*assumptions, {owner + " " + field, f.reason});
+  return f;
+}
+
+}  // namespace k3plan

@@ -1,0 +1,84 @@
+#include "cli.hpp"
+
+#include <k3plan/commands.hpp>
+
+namespace k3plan {
+
+namespace {
+
+void add_format(CLI::App* sub, GlobalOptions& g) {
+  sub->add_option("--format,-f", g.format, "Output: table, json, yaml, csv or md")->capture_default_str();
+  sub->add_option("--data", g.data_dirs, "Extra catalogue directory (repeatable); its entries add to or override the embedded ones");
+}
+
+}  // namespace
+
+Cli::Cli() {
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "k3plan 0.1.0");
+  app.footer("Exit codes: 0 ok / fits, 1 does not fit, 2 bad input or usage.\nSizes: GB = 1e9 B, GiB = 2^30 B; contexts: k = 1,024, M = 1,048,576 tokens.");
+
+  auto* models = app.add_subcommand("models", "List the catalogue's models with derived and published parameter counts");
+  add_format(models, global);
+  models->callback([this] { action = [](const Catalogue& c) { return run_models(c); }; });
+
+  auto* gpus = app.add_subcommand("gpus", "List the catalogue's accelerators");
+  add_format(gpus, global);
+  gpus->callback([this] { action = [](const Catalogue& c) { return run_gpus(c); }; });
+
+  auto show_opts = std::make_shared<ShowOptions>();
+  auto* show = app.add_subcommand("show", "One model or GPU in full, with sources and assumptions");
+  show->add_option("id", show_opts->id, "Model or GPU id or alias")->required();
+  add_format(show, global);
+  show->callback([this, show_opts] { action = [show_opts](const Catalogue& c) { return run_show(c, *show_opts); }; });
+
+  auto w = std::make_shared<WeightsOptions>();
+  auto* weights = app.add_subcommand("weights", "Weight bytes per precision (block scales included) and as shipped");
+  weights->add_option("-m,--model", w->model, "Catalogue id, model YAML, config.json or a directory holding one")->required();
+  weights->add_option("--precision,-p", w->precisions, "Precisions to show (repeatable): bf16 fp16 fp8 fp8-block int8 mxfp4 nvfp4 int4 int4-g128 int2")->delimiter(',');
+  add_format(weights, global);
+  weights->callback([this, w] { action = [w](const Catalogue& c) { return run_weights(c, *w); }; });
+
+  auto k = std::make_shared<KvCommandOptions>();
+  auto* kv = app.add_subcommand("kv", "KV cache and recurrent state per token, per sequence and for N users");
+  kv->add_option("-m,--model", k->model, "Catalogue id, model YAML, config.json or a directory holding one");
+  kv->add_option("--tp", k->tp, "Tensor-parallel degree (per-GPU figures)")->capture_default_str();
+  kv->add_option("--kv-dtype", k->kv_dtype, "auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2, fp4")->capture_default_str();
+  kv->add_option("--state-dtype", k->state_dtype, "Recurrent-state dtype: fp32 (SGLang default; KDA in vLLM) or bf16 (vLLM 'auto' for GDN/Mamba)")->capture_default_str();
+  kv->add_option("--context,-c", k->contexts, "Context lengths, e.g. 8k,128k,1M (k = 1,024, M = 1,048,576)")->delimiter(',');
+  kv->add_option("--users,-u", k->users, "Concurrent users (sequences)")->capture_default_str();
+  kv->add_option("--draft-layers", k->draft_layers, "Speculative-decoding draft layers (MTP/EAGLE) with their own KV")->capture_default_str();
+  kv->add_option("--layers", k->layers, "What-if: number of full-attention layers");
+  kv->add_option("--kv-heads", k->kv_heads, "What-if: KV heads");
+  kv->add_option("--head-dim", k->head_dim, "What-if: head dimension");
+  kv->add_flag("--csv-curve", k->csv_curve, "Add a table of bytes per user against context (doubling from 1k), per layer kind");
+  add_format(kv, global);
+  kv->callback([this, k] { action = [k](const Catalogue& c) { return run_kv(c, *k); }; });
+
+  auto f = std::make_shared<FitOptions>();
+  auto* fit = app.add_subcommand("fit", "Per-GPU memory budget, KV capacity and the smallest engine-valid layout");
+  fit->add_option("-m,--model", f->model, "Catalogue id, model YAML, config.json or a directory holding one")->required();
+  fit->add_option("-g,--gpu", f->gpu, "GPU id or alias (omit: every catalogue GPU, ranked by USD/hour)");
+  fit->add_option("-n,--gpus", f->gpus, "Number of GPUs (omit: search for the smallest)");
+  fit->add_option("--context,-c", f->context, "Context length per user (default: model maximum, capped at 32k)");
+  fit->add_option("--users,-u", f->users, "Concurrent users")->capture_default_str();
+  fit->add_option("--engine", f->engine, "sglang or vllm")->capture_default_str();
+  fit->add_option("--tp", f->tp, "Tensor parallel");
+  fit->add_option("--ep", f->ep, "Expert parallel");
+  fit->add_option("--dp", f->dp, "Data parallel");
+  fit->add_option("--pp", f->pp, "Pipeline parallel");
+  fit->add_flag("--enable-dp-attention", f->dp_attention, "SGLang DP-attention");
+  fit->add_option("--kv-dtype", f->kv_dtype, "auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2, fp4")->capture_default_str();
+  fit->add_option("--gpu-memory-utilization", f->gpu_memory_utilization, "vLLM memory fraction (default 0.92, vLLM main @002f10e)");
+  fit->add_option("--mem-fraction-static", f->mem_fraction_static, "SGLang static memory fraction (default: computed like server_args)");
+  fit->add_option("--max-num-batched-tokens", f->max_num_batched_tokens, "vLLM batch-token limit / SGLang chunked prefill size");
+  fit->add_option("--max-num-seqs", f->max_num_seqs, "vLLM maximum running sequences");
+  fit->add_option("--cuda-graph-max-bs", f->cuda_graph_max_bs, "SGLang CUDA-graph max batch size");
+  fit->add_option("--draft-layers", f->draft_layers, "Speculative-decoding draft layers with their own KV");
+  fit->add_option("--precision,-p", f->precision, "Every weight in this format (default: as shipped)");
+  fit->add_flag("--weights-only", f->weights_only, "Without -g: only the lower bounds for the weights");
+  add_format(fit, global);
+  fit->callback([this, f] { action = [f](const Catalogue& c) { return run_fit(c, *f); }; });
+}
+
+}  // namespace k3plan

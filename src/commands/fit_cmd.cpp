@@ -1,0 +1,261 @@
+// `k3plan fit`: weights lower bounds for every GPU, and the per-GPU memory budget with engine-
+// accurate KV capacity for a load (users x context), with the flags for both engines.
+#include <algorithm>
+#include <cmath>
+
+#include <k3plan/budget.hpp>
+#include <k3plan/commands.hpp>
+#include <k3plan/error.hpp>
+#include <k3plan/params.hpp>
+#include <k3plan/units.hpp>
+
+#include "common.hpp"
+
+namespace k3plan {
+
+namespace {
+
+nlohmann::json layout_json(const Layout& l) {
+  return {{"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"pp", l.pp}, {"dp_attention", l.dp_attention}};
+}
+
+nlohmann::json budget_json(const RankBudget& b) {
+  return {{"stage", b.stage},
+          {"layers", b.layers},
+          {"capacity_bytes", b.capacity_bytes},
+          {"reserved_bytes", b.reserved_bytes},
+          {"weights_bytes", b.weights_bytes},
+          {"activation_bytes", b.activation_bytes},
+          {"overhead_bytes", b.overhead_bytes},
+          {"kv_pool_bytes", b.kv_pool_bytes},
+          {"state_pool_bytes", b.state_pool_bytes},
+          {"free_bytes", b.free_bytes},
+          {"kv_bytes_per_token", b.kv_bytes_per_token},
+          {"state_bytes_per_sequence", b.state_bytes_per_sequence},
+          {"kv_tokens", b.kv_tokens}};
+}
+
+nlohmann::json fit_json(const FitResult& f) {
+  nlohmann::json j = {{"model", f.model},
+                      {"gpu", f.gpu},
+                      {"engine", to_string(f.settings.engine)},
+                      {"gpus", f.gpus},
+                      {"nodes", f.nodes},
+                      {"layout", layout_json(f.layout)},
+                      {"per_gpu", budget_json(f.limiting)},
+                      {"stages", nlohmann::json::array()},
+                      {"kv_cache_tokens", f.kv_cache_tokens},
+                      {"max_users", f.max_users},
+                      {"max_context_one_user", f.max_context_one_user},
+                      {"context", f.context},
+                      {"users", f.users},
+                      {"headroom", f.headroom},
+                      {"memory_fraction", f.utilization_used},
+                      {"max_num_batched_tokens", f.max_num_batched_tokens},
+                      {"max_num_seqs", f.max_num_seqs},
+                      {"fits", f.fits},
+                      {"reasons", f.reasons},
+                      {"warnings", f.warnings},
+                      {"flags", {{"sglang", f.sglang_flags}, {"vllm", f.vllm_flags}}},
+                      {"assumptions", f.assumptions}};
+  for (const auto& b : f.ranks) j["stages"].push_back(budget_json(b));
+  return j;
+}
+
+EngineSettings settings_from(const FitOptions& o) {
+  EngineSettings s;
+  s.engine = parse_engine(o.engine);
+  if (o.gpu_memory_utilization && o.mem_fraction_static)
+    throw InputError("--gpu-memory-utilization (vLLM) and --mem-fraction-static (SGLang) are contradictory; give the one for --engine");
+  if (o.gpu_memory_utilization) {
+    if (!(*o.gpu_memory_utilization > 0 && *o.gpu_memory_utilization <= 1)) throw InputError("--gpu-memory-utilization: must be in (0, 1]");
+    if (s.engine != Engine::vllm) throw InputError("--gpu-memory-utilization is a vLLM flag; with --engine sglang use --mem-fraction-static");
+    s.gpu_memory_utilization = *o.gpu_memory_utilization;
+  }
+  if (o.mem_fraction_static) {
+    if (!(*o.mem_fraction_static > 0 && *o.mem_fraction_static < 1)) throw InputError("--mem-fraction-static: must be in (0, 1)");
+    if (s.engine != Engine::sglang) throw InputError("--mem-fraction-static is an SGLang flag; with --engine vllm use --gpu-memory-utilization");
+    s.mem_fraction_static = *o.mem_fraction_static;
+  }
+  if (o.max_num_batched_tokens) {
+    if (*o.max_num_batched_tokens < 1 || *o.max_num_batched_tokens > (1 << 24)) throw InputError("--max-num-batched-tokens: out of range");
+    s.max_num_batched_tokens = *o.max_num_batched_tokens;
+  }
+  if (o.max_num_seqs) {
+    if (*o.max_num_seqs < 1 || *o.max_num_seqs > (1 << 20)) throw InputError("--max-num-seqs: out of range");
+    s.max_num_seqs = *o.max_num_seqs;
+  }
+  if (o.cuda_graph_max_bs) {
+    if (*o.cuda_graph_max_bs < 1 || *o.cuda_graph_max_bs > 65536) throw InputError("--cuda-graph-max-bs: out of range");
+    s.cuda_graph_max_bs = *o.cuda_graph_max_bs;
+  }
+  s.kv_dtype = o.kv_dtype;
+  s.draft_layers = o.draft_layers;
+  if (!o.precision.empty()) {
+    precision_format(o.precision);
+    s.precision = o.precision;
+  }
+  return s;
+}
+
+Table budget_table(const FitResult& f) {
+  Table t{fmt::format("Per-GPU memory budget ({} , stage {} of {}; GiB = 2^30 B)", to_string(f.settings.engine), f.limiting.stage + 1, f.ranks.size()),
+          {"item", "GiB", "GB", "share"}, {}, {false, true, true, true}};
+  const auto& b = f.limiting;
+  auto row = [&](const std::string& name, double v) {
+    t.rows.push_back({name, fmt::format("{:.2f}", v / kGiB), fmt::format("{:.2f}", v / kGB), fmt::format("{:.1f}%", v / b.capacity_bytes * 100)});
+  };
+  const bool vllm = f.settings.engine == Engine::vllm;
+  row(vllm ? fmt::format("reserved (1 - gpu_memory_utilization {:.2f})", f.utilization_used)
+           : fmt::format("reserved (1 - mem_fraction_static {:.3f}): activations, CUDA graphs", f.utilization_used),
+      b.reserved_bytes);
+  row("weights", b.weights_bytes);
+  if (vllm) row(fmt::format("activation peak ({} batched tokens)", f.max_num_batched_tokens), b.activation_bytes);
+  row(vllm ? "non-torch (NCCL, all-reduce buffers)" : "CUDA context, NCCL", b.overhead_bytes);
+  row(fmt::format("KV pool ({} tokens)", fmt_int(static_cast<double>(b.kv_tokens))), b.kv_pool_bytes);
+  if (b.state_pool_bytes > 0) row("state pool (linear attention)", b.state_pool_bytes);
+  row(b.free_bytes < 0 ? "SHORTFALL" : "free (block rounding)", b.free_bytes);
+  row("= capacity the driver reports", b.capacity_bytes);
+  return t;
+}
+
+void fit_summary(Report& r, const FitResult& f, const Model& m) {
+  r.tables.push_back(budget_table(f));
+  Table s{"", {"", ""}, {}, {false, false}};
+  s.rows.push_back({"verdict", f.fits ? "FITS" : "DOES NOT FIT"});
+  s.rows.push_back({"GPUs", fmt::format("{} x {} ({} node{})", f.gpus, f.gpu, f.nodes, f.nodes > 1 ? "s" : "")});
+  s.rows.push_back({"layout", fmt::format("TP{} EP{} DP{} PP{}{}", f.layout.tp, f.layout.ep, f.layout.dp, f.layout.pp, f.layout.dp_attention ? " (DP-attention)" : "")});
+  s.rows.push_back({"KV cache tokens", fmt::format("{} per instance ({} B/token per GPU)", fmt_int(static_cast<double>(f.kv_cache_tokens)), fmt_int(f.limiting.kv_bytes_per_token))});
+  if (f.limiting.state_bytes_per_sequence > 0) s.rows.push_back({"state per sequence", human_binary(f.limiting.state_bytes_per_sequence) + " per GPU"});
+  s.rows.push_back({"max users", fmt::format("{} at {} tokens ({} requested)", fmt_int(static_cast<double>(f.max_users)), format_context(f.context), f.users)});
+  s.rows.push_back({"longest context, one user", fmt::format("{} tokens", fmt_int(static_cast<double>(f.max_context_one_user)))});
+  s.rows.push_back({"headroom", f.headroom >= 0 ? fmt::format("{:.1f}% of the KV/state pool free at the requested load", f.headroom * 100) : "-"});
+  s.rows.push_back({"SGLang", "python3 -m sglang.launch_server --model-path " + (m.hf_repo.empty() ? m.id : m.hf_repo) + " " + f.sglang_flags});
+  s.rows.push_back({"vLLM", "vllm serve " + (m.hf_repo.empty() ? m.id : m.hf_repo) + " " + f.vllm_flags});
+  r.tables.push_back(s);
+  for (const auto& x : f.reasons) r.notes.push_back("does not fit: " + x);
+  for (const auto& x : f.warnings) r.notes.push_back("warning: " + x);
+  for (const auto& a : f.assumptions) r.assumptions.push_back(a);
+}
+
+}  // namespace
+
+Report run_fit(const Catalogue& cat, const FitOptions& o) {
+  const Model m = resolve_model(cat, o.model);
+  const EngineSettings s = settings_from(o);
+  if (o.users < 1 || o.users > 10000000) throw InputError(fmt::format("--users {}: must be between 1 and 10,000,000", o.users));
+  std::int64_t context = o.context.empty() ? std::min<std::int64_t>(m.max_context, 32768) : parse_context(o.context, "--context");
+  const auto p = count_params(m);
+  const double weights = o.precision.empty() ? weights_as_shipped(m, p).bytes : weights_uniform(p, o.precision).bytes;
+  Report r;
+  add_assumptions(r, m.assumptions);
+  const bool explicit_layout = o.tp || o.ep || o.dp || o.pp || o.dp_attention;
+  if (o.gpus < 0 || o.gpus > 100000) throw InputError("--gpus: out of range");
+
+  if (o.gpu.empty()) {
+    if (explicit_layout) throw InputError("fit: --tp/--ep/--dp/--pp need a GPU (-g)");
+    // every catalogue GPU: lower bound for the weights, deployable layout, and the smallest that holds the load
+    r.data = {{"model", m.id}, {"weights_bytes", weights}, {"precision", o.precision.empty() ? "as shipped" : o.precision},
+              {"context", context}, {"users", o.users}, {"gpus", nlohmann::json::array()}};
+    struct Row {
+      nlohmann::json j;
+      std::vector<std::string> cells;
+      double cost;
+    };
+    std::vector<Row> rows;
+    for (const auto& g : cat.gpus()) {
+      const LowerBound lb = weights_lower_bound(m, g, weights);
+      nlohmann::json j = {{"gpu", g.id}, {"lower_bound_gpus", lb.lower_bound_gpus}, {"lower_bound_gpus_usable", lb.lower_bound_gpus_usable}};
+      if (lb.deployable_found)
+        j["deployable"] = {{"gpus", lb.gpus}, {"nodes", lb.nodes}, {"tp", lb.layout.tp}, {"ep", lb.layout.ep}, {"pp", lb.layout.pp}, {"dp", lb.layout.dp},
+                           {"weights_bytes_per_gpu", lb.weights_bytes_per_gpu}, {"flags", {{"sglang", lb.flags.sglang}, {"vllm", lb.flags.vllm}}}};
+      else
+        j["deployable"] = nullptr;
+      std::string load = "-";
+      double cost = 1e300;
+      if (!o.weights_only) {
+        const FitResult f = search_fit(m, g, s, context, o.users);
+        j["fit"] = fit_json(f);
+        if (f.fits) {
+          cost = f.gpus * g.price_usd_per_hour.value;
+          load = fmt::format("{} ({}n) {:.0f}$/h", f.gpus, f.nodes, cost);
+          j["fit"]["usd_per_hour"] = cost;
+        } else {
+          load = "no fit";
+        }
+      }
+      std::vector<std::string> cells{g.id,
+                                     std::to_string(lb.lower_bound_gpus),
+                                     std::to_string(lb.lower_bound_gpus_usable),
+                                     lb.deployable_found ? std::to_string(lb.gpus) : "-",
+                                     lb.deployable_found ? std::to_string(lb.nodes) : "-",
+                                     lb.deployable_found ? fmt::format("{:.1f}", lb.weights_bytes_per_gpu / kGB) : "-",
+                                     lb.deployable_found ? lb.flags.sglang : "-"};
+      if (!o.weights_only) cells.push_back(load);
+      rows.push_back({j, cells, lb.deployable_found ? (o.weights_only ? lb.gpus * g.price_usd_per_hour.value : cost) : 1e300});
+      add_assumptions(r, g.assumptions);
+    }
+    if (!o.weights_only) std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.cost < b.cost; });
+    Table t{fmt::format("{}: {} of weights ({}), {} GPUs for the weights alone{}", m.id, human_decimal(weights),
+                        o.precision.empty() ? "as shipped" : o.precision, o.weights_only ? "" : "and for the load",
+                        o.weights_only ? "" : fmt::format(" ({} users at {} tokens, {}; ranked by USD/hour)", o.users, format_context(context), o.engine)),
+            {"gpu", "lower bound (sold GB)", "lower bound (driver)", "deployable", "nodes", "GB/GPU", "SGLang flags"}, {}, {}};
+    if (!o.weights_only) t.headers.push_back("fits the load");
+    for (auto& row : rows) {
+      t.rows.push_back(row.cells);
+      r.data["gpus"].push_back(row.j);
+    }
+    r.tables.push_back(t);
+    r.notes.push_back("Lower bounds: weights / memory per GPU, rounded up (sold GB = 1e9 B as vendors quote; driver = MiB the driver reports). "
+                      "Deployable: a GPU count the engines accept (TP a power of two dividing the attention heads, EP dividing the experts, whole nodes).");
+    if (!o.weights_only) r.notes.push_back("`k3plan fit -m MODEL -g GPU` shows the full per-GPU budget and the launch flags for one GPU.");
+    r.data["assumptions"] = r.assumptions;
+    return r;
+  }
+
+  const Gpu& g = cat.gpu(o.gpu);
+  add_assumptions(r, g.assumptions);
+  FitResult f;
+  if (o.gpus > 0 || explicit_layout) {
+    Layout l;
+    const int n = o.gpus;
+    if (explicit_layout) {
+      l.tp = o.tp ? o.tp : 1;
+      l.ep = o.ep ? o.ep : 1;
+      l.dp = o.dp ? o.dp : 1;
+      l.pp = o.pp ? o.pp : 1;
+      l.dp_attention = o.dp_attention;
+      if (s.engine == Engine::vllm && m.moe && o.ep == 0 && (l.tp * l.dp) > 1) l.ep = l.tp * l.dp;  // vLLM derives EP
+      if (n > 0 && l.gpus(s.engine) != n)
+        throw InputError(fmt::format("-n {} contradicts the layout: {} needs {} GPUs ({})", n, s.engine == Engine::vllm ? "TP x PP x DP" : "TP x PP",
+                                     l.gpus(s.engine), s.engine == Engine::vllm ? "vLLM" : "SGLang"));
+      f = evaluate_fit(m, g, l, s, context, o.users);
+    } else {
+      const auto cands = candidate_layouts(m, g, s.engine, n);
+      if (cands.empty()) {
+        Layout guess;
+        guess.tp = n;
+        f = evaluate_fit(m, g, guess, s, context, o.users);
+        f.fits = false;
+      } else {
+        bool have = false;
+        for (const auto& cand : cands) {
+          FitResult x = evaluate_fit(m, g, cand, s, context, o.users);
+          if (!have || (x.fits && !f.fits) || (x.fits == f.fits && x.max_users > f.max_users)) {
+            f = x;
+            have = true;
+          }
+        }
+      }
+    }
+  } else {
+    f = search_fit(m, g, s, context, o.users);
+  }
+  fit_summary(r, f, m);
+  r.data = fit_json(f);
+  r.data["assumptions"] = r.assumptions;
+  r.exit_code = f.fits ? 0 : 1;
+  return r;
+}
+
+}  // namespace k3plan
