@@ -226,11 +226,8 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     max_users = max_users < 0 ? u : std::min(max_users, u);
     // the longest context a single user could get on this stage (binary search, capped at the model maximum)
     std::int64_t lo = 0, hi = m.max_context;
-    Model sub = m;
     while (lo < hi) {
       const std::int64_t mid = lo + (hi - lo + 1) / 2;
-      const double need = b.bytes_per_sequence > 0 ? (b.bytes_per_sequence - b.kv_bytes_per_token * static_cast<double>(context)) : 0;
-      (void)need;
       // bytes for one sequence of `mid` tokens: rescale by the profile of this stage
       const double one = b.state_bytes_per_sequence + b.kv_bytes_per_token * static_cast<double>(mid);
       if (one <= pool) lo = mid;
@@ -349,8 +346,11 @@ FitResult search_fit(const Model& m, const Gpu& gpu, const EngineSettings& s, st
     FitResult best;
     bool have = false;
     for (const auto& l : candidate_layouts(m, gpu, s.engine, n)) {
+      // candidates come in the engines' preferred order (TP inside a node, no PP, EP = TP): the
+      // first that fits wins; when none fits, show the one that came closest
       FitResult f = evaluate_fit(m, gpu, l, s, context, users);
-      if (!have || (f.fits && !best.fits) || (f.fits == best.fits && f.max_users > best.max_users)) {
+      if (best.fits) break;
+      if (!have || f.fits || f.max_users > best.max_users) {
         best = f;
         have = true;
       }

@@ -79,6 +79,26 @@ Cli::Cli() {
   fit->add_flag("--weights-only", f->weights_only, "Without -g: only the lower bounds for the weights");
   add_format(fit, global);
   fit->callback([this, f] { action = [f](const Catalogue& c) { return run_fit(c, *f); }; });
+  auto co = std::make_shared<CostOptions>();
+  auto* cost = app.add_subcommand("cost", "Rent vs API: monthly cost, break-even, tokens per dollar, cold start");
+  cost->add_option("-m,--model", co->model, "Model whose API prices and checkpoint size apply")->capture_default_str();
+  cost->add_option("-g,--gpu", co->gpu, "GPU whose catalogue price applies (default: the documented 2.50 USD/h)");
+  cost->add_option("--gpus,-n", co->gpus, "GPUs rented");
+  cost->add_option("--rate", co->rate_usd_per_gpu_hour, "USD per GPU-hour (overrides the catalogue)");
+  cost->add_option("--hours-per-day", co->hours_per_day, "Hours a day the cluster runs");
+  cost->add_option("--days", co->days, "Days a month (default 30: 720 hours)");
+  cost->add_option("--output-tokens-per-month", co->output_tokens_per_month, "Workload: output tokens a month");
+  cost->add_option("--input-tokens-per-month", co->input_tokens_per_month, "Workload: input tokens a month");
+  cost->add_option("--cache-hit", co->cache_hit, "Fraction of input tokens that hit the API's cache (0-1)");
+  cost->add_option("--api-output", co->api_output, "API price, USD per 1M output tokens");
+  cost->add_option("--api-input", co->api_input, "API price, USD per 1M uncached input tokens");
+  cost->add_option("--api-cache-hit", co->api_cache_hit, "API price, USD per 1M cached input tokens");
+  cost->add_option("--throughput", co->throughput_tok_s, "Measured tok/s of the rented GPUs (all of them)");
+  cost->add_option("--utilisation", co->utilisation, "Average load of the rented cluster (0-1]");
+  cost->add_option("--download-gbps", co->download_gb_s, "Checkpoint download speed, GB/s (default 1)");
+  cost->add_option("--svg", co->svg_path, "Write the rent-vs-API chart (SVG) to this file");
+  add_format(cost, global);
+  cost->callback([this, co] { action = [co](const Catalogue& c) { return run_cost(c, *co); }; });
 }
 
 }  // namespace k3plan

@@ -99,7 +99,7 @@ EngineSettings settings_from(const FitOptions& o) {
 }
 
 Table budget_table(const FitResult& f) {
-  Table t{fmt::format("Per-GPU memory budget ({} , stage {} of {}; GiB = 2^30 B)", to_string(f.settings.engine), f.limiting.stage + 1, f.ranks.size()),
+  Table t{fmt::format("Per-GPU memory budget ({}, stage {} of {}; GiB = 2^30 B)", to_string(f.settings.engine), f.limiting.stage + 1, f.ranks.size()),
           {"item", "GiB", "GB", "share"}, {}, {false, true, true, true}};
   const auto& b = f.limiting;
   auto row = [&](const std::string& name, double v) {
@@ -121,7 +121,7 @@ Table budget_table(const FitResult& f) {
 
 void fit_summary(Report& r, const FitResult& f, const Model& m) {
   r.tables.push_back(budget_table(f));
-  Table s{"", {"", ""}, {}, {false, false}};
+  Table s{"Answer", {"question", "answer"}, {}, {false, false}};
   s.rows.push_back({"verdict", f.fits ? "FITS" : "DOES NOT FIT"});
   s.rows.push_back({"GPUs", fmt::format("{} x {} ({} node{})", f.gpus, f.gpu, f.nodes, f.nodes > 1 ? "s" : "")});
   s.rows.push_back({"layout", fmt::format("TP{} EP{} DP{} PP{}{}", f.layout.tp, f.layout.ep, f.layout.dp, f.layout.pp, f.layout.dp_attention ? " (DP-attention)" : "")});
@@ -193,11 +193,17 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
                                      lb.deployable_found ? lb.flags.sglang : "-"};
       if (!o.weights_only) cells.push_back(load);
       rows.push_back({j, cells, lb.deployable_found ? (o.weights_only ? lb.gpus * g.price_usd_per_hour.value : cost) : 1e300});
-      add_assumptions(r, g.assumptions);
+      // only the GPU figures this table uses: memory (bounds) and price (ranking)
+      std::vector<Assumption> used;
+      for (const auto& a : g.assumptions)
+        if (a.what.find("hbm_gb") != std::string::npos || a.what.find("memory_reported") != std::string::npos ||
+            (!o.weights_only && a.what.find("price") != std::string::npos))
+          used.push_back(a);
+      add_assumptions(r, used);
     }
     if (!o.weights_only) std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.cost < b.cost; });
-    Table t{fmt::format("{}: {} of weights ({}), {} GPUs for the weights alone{}", m.id, human_decimal(weights),
-                        o.precision.empty() ? "as shipped" : o.precision, o.weights_only ? "" : "and for the load",
+    Table t{fmt::format("{}: {} of weights ({}); GPUs for the weights alone{}{}", m.id, human_decimal(weights),
+                        o.precision.empty() ? "as shipped" : o.precision, o.weights_only ? "" : " and for the load",
                         o.weights_only ? "" : fmt::format(" ({} users at {} tokens, {}; ranked by USD/hour)", o.users, format_context(context), o.engine)),
             {"gpu", "lower bound (sold GB)", "lower bound (driver)", "deployable", "nodes", "GB/GPU", "SGLang flags"}, {}, {}};
     if (!o.weights_only) t.headers.push_back("fits the load");
@@ -240,8 +246,9 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
       } else {
         bool have = false;
         for (const auto& cand : cands) {
+          if (have && f.fits) break;
           FitResult x = evaluate_fit(m, g, cand, s, context, o.users);
-          if (!have || (x.fits && !f.fits) || (x.fits == f.fits && x.max_users > f.max_users)) {
+          if (!have || x.fits || x.max_users > f.max_users) {
             f = x;
             have = true;
           }
