@@ -11,7 +11,7 @@
 
 namespace k3plan {
 
-enum class AttnKind { gqa, mla, kda, gdn, mamba2, compressed };
+enum class AttnKind { gqa, mla, kda, gdn, mamba2, compressed, none };  // none: an MLP-only layer (Nemotron-H "-")
 const char* to_string(AttnKind k);
 
 // Geometry of one attention block. Which fields matter depends on `kind`; see data/SCHEMA.md.
@@ -47,6 +47,8 @@ struct AttentionBlock {
   int compress_ratio = 0;
   int o_lora_rank = 0;
   int o_groups = 0;
+  // false for layers that hold only a mixer (Nemotron-H "M" and "*" layers have no MLP)
+  bool has_mlp = true;
 
   bool is_linear() const { return kind == AttnKind::kda || kind == AttnKind::gdn || kind == AttnKind::mamba2; }
 };

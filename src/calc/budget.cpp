@@ -64,7 +64,8 @@ double stage_weights(const Model& m, int first, int last, bool has_embed, bool h
     const auto& b = m.blocks[static_cast<std::size_t>(m.layers[static_cast<std::size_t>(l)])];
     const double all = attention_params(m, b), rep = attention_replicated(m, b);
     add(ParamGroup::attention, rep + (all - rep) / attn_tp);
-    add(ParamGroup::norms, 2 * h);
+    add(ParamGroup::norms, b.has_mlp && b.kind != AttnKind::none ? 2 * h : h);
+    if (!b.has_mlp) continue;
     if (m.is_moe_layer(l)) {
       const auto& e = *m.moe;
       const double in = e.latent_size > 0 ? e.latent_size : h;

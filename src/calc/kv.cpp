@@ -58,7 +58,7 @@ double KvProfile::bytes_per_sequence(std::int64_t context) const {
 
 namespace {
 
-LayerKv block_kv(const Model& m, const AttentionBlock& b, const KvOptions& o, double elem, const std::string& kv_dtype,
+LayerKv block_kv(const Model& m, const AttentionBlock& b, const KvOptions& o, double elem, const std::string& requested,
                  std::vector<std::string>& notes) {
   LayerKv k;
   k.block = b.name;
@@ -85,7 +85,9 @@ LayerKv block_kv(const Model& m, const AttentionBlock& b, const KvOptions& o, do
         // DeepSeek sparse attention: "auto"/fp8 become fp8_ds_mla = 512 B fp8 latent + 16 B fp32
         // scales (one per 128) + 128 B bf16 rope = 656 B; the indexer keeps fp8 keys + one fp32
         // scale per 128 = 132 B [vllm flashmla_sparse.py; deepseek_v2.py Indexer].
-        const bool bf16 = kv_dtype == "bf16" || kv_dtype == "fp16";
+        // vLLM DeepseekV32ForCausalLM.verify_and_update_config: "auto" and "fp8*" -> fp8_ds_mla;
+        // an explicit bf16 keeps the plain 576-wide latent
+        const bool bf16 = requested == "bf16" || requested == "bfloat16" || requested == "fp16";
         const bool ds_fp8 = !bf16;
         const double latent = ds_fp8 ? b.kv_lora_rank + b.kv_lora_rank / 128.0 * 4 + b.qk_rope_head_dim * 2.0 : dim * 2.0;
         const double indexer = b.indexer_head_dim + b.indexer_head_dim / 128.0 * 4;
@@ -122,6 +124,8 @@ LayerKv block_kv(const Model& m, const AttentionBlock& b, const KvOptions& o, do
       k.state_bytes_per_sequence = (b.conv_kernel - 1) * conv_dim * conv_b + d(vh) * b.head_v_dim * b.head_k_dim * state_b;
       break;
     }
+    case AttnKind::none:
+      break;
     case AttnKind::mamba2: {
       const int heads = ceil_div(b.num_heads, tp);
       const int groups = std::max(1, ceil_div(b.n_groups, tp));
@@ -147,7 +151,7 @@ KvProfile kv_profile(const Model& m, const KvOptions& o) {
   for (int l : m.layers) ++counts[static_cast<std::size_t>(l)];
   for (std::size_t i = 0; i < m.blocks.size(); ++i) {
     if (counts[i] == 0) continue;
-    LayerKv one = block_kv(m, m.blocks[i], o, elem, p.kv_dtype, p.notes);
+    LayerKv one = block_kv(m, m.blocks[i], o, elem, o.kv_dtype, p.notes);
     one.count = counts[i];
     one.bytes_per_token *= counts[i];
     one.window_bytes_per_token *= counts[i];
@@ -163,7 +167,7 @@ KvProfile kv_profile(const Model& m, const KvOptions& o) {
       if (!b.is_linear() && b.sliding_window == 0) main = &b;
     }
     if (!main) main = &m.blocks[static_cast<std::size_t>(m.layers.back())];
-    LayerKv dk = block_kv(m, *main, o, elem, p.kv_dtype, p.notes);
+    LayerKv dk = block_kv(m, *main, o, elem, o.kv_dtype, p.notes);
     dk.block = "draft (" + main->name + ")";
     dk.draft = true;
     dk.count = o.draft_layers;

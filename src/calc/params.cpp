@@ -63,6 +63,8 @@ double attention_params(const Model& m, const AttentionBlock& b) {
       const double inner = d(b.num_heads) * b.head_dim, gs = d(b.n_groups) * b.state_size;
       return h * (2 * inner + 2 * gs + b.num_heads) + (inner + 2 * gs) * b.conv_kernel + inner * h + 3.0 * b.num_heads + inner;
     }
+    case AttnKind::none:
+      return 0;
     case AttnKind::compressed: {
       // DeepSeek V4: low-rank q, one shared K=V head of head_dim, grouped low-rank output
       // (o_groups x o_lora_rank), a compressor per compressed layer and the lightning indexer on
@@ -93,7 +95,9 @@ void add_layer(const Model& m, int layer_block, bool moe_layer, std::array<doubl
   const double h = d(m.hidden_size);
   auto at = [&](ParamGroup pg) -> double& { return g[static_cast<std::size_t>(pg)]; };
   at(ParamGroup::attention) += attention_params(m, m.blocks[static_cast<std::size_t>(layer_block)]);
-  at(ParamGroup::norms) += 2 * h;
+  const auto& blk = m.blocks[static_cast<std::size_t>(layer_block)];
+  at(ParamGroup::norms) += blk.has_mlp && blk.kind != AttnKind::none ? 2 * h : h;
+  if (!blk.has_mlp) return;
   if (moe_layer) {
     const auto& e = *m.moe;
     const double in = e.latent_size > 0 ? d(e.latent_size) : h;

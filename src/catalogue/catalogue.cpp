@@ -33,7 +33,8 @@ AttnKind parse_kind(const YamlReader& r, const YAML::Node& n, const std::string&
   if (k == "gdn") return AttnKind::gdn;
   if (k == "mamba2") return AttnKind::mamba2;
   if (k == "compressed") return AttnKind::compressed;
-  const auto hint = closest_match(k, {"gqa", "mha", "mla", "kda", "gdn", "mamba2", "compressed"});
+  if (k == "none") return AttnKind::none;
+  const auto hint = closest_match(k, {"gqa", "mha", "mla", "kda", "gdn", "mamba2", "compressed", "none"});
   r.fail(n["kind"], field + ".kind",
          fmt::format("unknown attention kind '{}'{}", k, hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
 }
@@ -43,7 +44,7 @@ AttentionBlock parse_block(const YamlReader& r, const std::string& name, const Y
   r.check_keys(n, {"kind", "num_heads", "num_kv_heads", "head_dim", "v_head_dim", "sliding_window", "qkv_bias", "sinks",
                    "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "output_gate", "indexer",
                    "conv_kernel", "full_rank_gate", "num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim",
-                   "state_size", "n_groups", "compress_ratio", "o_lora_rank", "o_groups"},
+                   "state_size", "n_groups", "compress_ratio", "o_lora_rank", "o_groups", "mlp"},
                ctx);
   AttentionBlock b;
   b.name = name;
@@ -86,6 +87,7 @@ AttentionBlock parse_block(const YamlReader& r, const std::string& name, const Y
   b.compress_ratio = i("compress_ratio", false);
   b.o_lora_rank = i("o_lora_rank", false);
   b.o_groups = i("o_groups", false);
+  b.has_mlp = r.boolean(n, "mlp", ctx, true);
   (void)attn;
   return b;
 }
@@ -290,6 +292,7 @@ void Catalogue::put_gpu(Gpu g) {
 void Catalogue::add_text(const std::string& text, const std::string& origin) {
   YamlReader r(origin);
   const YAML::Node root = r.parse(text);
+  if (root["cases"].IsDefined()) return;
   if (!root.IsMap()) r.fail(root, "<root>", "expected a mapping");
   if (root["gpus"].IsDefined()) {
     r.check_keys(root, {"gpus"}, "");

@@ -110,10 +110,33 @@ void apply_quantization(Model& m, const json& q, const std::string& origin) {
 
 }  // namespace
 
+// Python's json writes Infinity / -Infinity / NaN (e.g. Nemotron-H's time_step_limit), which strict
+// JSON rejects: read them as null outside strings, since no size we use is ever one of them.
+std::string python_json_to_json(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) out += text[++i];
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (text.compare(i, 9, "-Infinity") == 0) { out += "null"; i += 8; continue; }
+    if (text.compare(i, 8, "Infinity") == 0) { out += "null"; i += 7; continue; }
+    if (text.compare(i, 3, "NaN") == 0) { out += "null"; i += 2; continue; }
+    out += c;
+  }
+  return out;
+}
+
 Model import_hf_config(const std::string& json_text, const std::string& origin, const std::string& hf_quant_config) {
   json root;
   try {
-    root = json::parse(json_text);
+    root = json::parse(python_json_to_json(json_text));
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("{}: malformed JSON at byte {}: {}", origin, e.byte, e.what()));
   }
@@ -251,20 +274,31 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
         if (x.is_number_integer()) full_layers.insert(x.get<int>());
     for (int i = 0; i < layers; ++i) per_layer[static_cast<std::size_t>(i)] = full_layers.count(i + 1) ? full_i : kda_i;
   } else if (c.has("hybrid_override_pattern")) {
-    // Nemotron-H: M = Mamba2, * = attention, - = MLP-only (no mixer; counted as mamba-free layer)
+    // Nemotron-H: each layer is one of M = Mamba2 mixer, * = attention, - = MLP only
     AttentionBlock mb;
     mb.kind = AttnKind::mamba2;
     mb.name = "mamba2";
+    mb.has_mlp = false;
     mb.num_heads = as_int(c.integer({"mamba_num_heads"}, 0, true));
     mb.head_dim = as_int(c.integer({"mamba_head_dim"}, 0, true));
     mb.state_size = as_int(c.integer({"ssm_state_size"}, 0, true));
     mb.n_groups = as_int(c.integer({"n_groups"}, 1));
     mb.conv_kernel = as_int(c.integer({"conv_kernel"}, 4));
     const std::string pat = c.str("hybrid_override_pattern");
-    add_assumption(m.assumptions, {m.id + " hybrid_override_pattern", "MLP-only '-' layers counted as attention-free layers with the model's MLP"});
-    const int mi = add_block(mb);
-    const int fi = add_block(full);
-    for (int i = 0; i < layers; ++i) per_layer[static_cast<std::size_t>(i)] = (static_cast<std::size_t>(i) < pat.size() && pat[static_cast<std::size_t>(i)] == '*') ? fi : mi;
+    if (pat.size() != static_cast<std::size_t>(layers))
+      throw InputError(fmt::format("{}: field 'hybrid_override_pattern': {} entries for {} layers", origin, pat.size(), layers));
+    AttentionBlock att = full;
+    att.has_mlp = false;
+    AttentionBlock mlp;
+    mlp.kind = AttnKind::none;
+    mlp.name = "mlp";
+    for (int i = 0; i < layers; ++i) {
+      const char ch = pat[static_cast<std::size_t>(i)];
+      if (ch == 'M') per_layer[static_cast<std::size_t>(i)] = add_block(mb);
+      else if (ch == '*') per_layer[static_cast<std::size_t>(i)] = add_block(att);
+      else if (ch == '-') per_layer[static_cast<std::size_t>(i)] = add_block(mlp);
+      else throw InputError(fmt::format("{}: field 'hybrid_override_pattern[{}]': unknown layer '{}' (expected M, * or -)", origin, i, ch));
+    }
   } else if (c.has("layer_types") && c.j["layer_types"].is_array()) {
     const auto& lt = c.j["layer_types"];
     for (int i = 0; i < layers; ++i) {

@@ -105,6 +105,7 @@ const char* to_string(AttnKind k) {
     case AttnKind::gdn: return "gdn";
     case AttnKind::mamba2: return "mamba2";
     case AttnKind::compressed: return "compressed";
+    case AttnKind::none: return "none";
   }
   return "?";
 }
@@ -160,6 +161,9 @@ void validate_model(const Model& m, const std::string& where) {
       case AttnKind::mamba2:
         if (b.num_heads <= 0 || b.head_dim <= 0 || b.state_size <= 0 || b.conv_kernel <= 0 || b.n_groups <= 0)
           bad(f, "num_heads, head_dim, state_size, n_groups and conv_kernel must be positive");
+        break;
+      case AttnKind::none:
+        if (!b.has_mlp) bad(f, "a layer with neither attention nor MLP");
         break;
       case AttnKind::compressed:
         if (b.num_heads <= 0 || b.num_kv_heads <= 0 || b.head_dim <= 0 || b.sliding_window <= 0)

@@ -139,6 +139,7 @@ Report run_show(const Catalogue& cat, const ShowOptions& o) {
         case AttnKind::gdn: g = fmt::format("{} k / {} v heads x {}/{}, conv {}", b.num_k_heads, b.num_v_heads, b.head_k_dim, b.head_v_dim, b.conv_kernel); break;
         case AttnKind::mamba2: g = fmt::format("{} heads x {}, state {}, groups {}", b.num_heads, b.head_dim, b.state_size, b.n_groups); break;
         case AttnKind::compressed: g = fmt::format("{} heads, kv {} x {}, window {}, ratio {}", b.num_heads, b.num_kv_heads, b.head_dim, b.sliding_window, b.compress_ratio); break;
+        case AttnKind::none: g = "MLP only"; break;
       }
       blocks.rows.push_back({b.name, to_string(b.kind), std::to_string(counts[i]), g});
     }

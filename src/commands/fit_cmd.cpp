@@ -178,7 +178,7 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
         j["fit"] = fit_json(f);
         if (f.fits) {
           cost = f.gpus * g.price_usd_per_hour.value;
-          load = fmt::format("{} ({}n) {:.0f}$/h", f.gpus, f.nodes, cost);
+          load = fmt::format("{} ({}n) TP{} EP{} PP{}{} {:.0f} USD/h", f.gpus, f.nodes, f.layout.tp, f.layout.ep, f.layout.pp, f.layout.dp > 1 ? fmt::format(" DP{}", f.layout.dp) : "", cost);
           j["fit"]["usd_per_hour"] = cost;
         } else {
           load = "no fit";
