@@ -1,15 +1,13 @@
 // The engine-accuracy table (`k3plan validate`): real vLLM / SGLang start-up logs replayed through
 // the budget. Every `pieces` case must come within 3 %; V3 within 0.1 %.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
-#include <string>
-
 #include <k3plan/catalogue.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/validate.hpp>
+#include <string>
 
 using namespace k3plan;
 
@@ -125,7 +123,9 @@ TEST_CASE("validate: malformed cases are input errors") {
   // pieces without anything to turn into a pool
   CHECK_THROWS_AS(run_validate_text(catalogue(), base + "    measured: {kv_tokens: 1}\n", "inline"), InputError);
   // SGLang flag on a vLLM case
-  CHECK_THROWS_AS(run_validate_text(catalogue(), base + "    flags: {mem_fraction_static: 0.9}\n    measured: {kv_tokens: 1, pool_gib: 1}\n", "inline"), InputError);
+  CHECK_THROWS_AS(
+      run_validate_text(catalogue(), base + "    flags: {mem_fraction_static: 0.9}\n    measured: {kv_tokens: 1, pool_gib: 1}\n", "inline"),
+      InputError);
   // unknown GPU
   CHECK_THROWS_AS(run_validate_text(catalogue(), R"(cases:
   - {id: y, source: t, engine: vllm, model: llama-3.1-8b, gpu: h1000, mode: predict, measured: {kv_tokens: 1}}

@@ -94,6 +94,8 @@ struct Model {
   std::int64_t max_context = 0;
   std::string dtype = "bf16";
   std::int64_t dense_intermediate_size = 0;
+  bool gated_mlp = true;  // gate, up, down (SwiGLU); false = up, down (Nemotron-H relu^2)
+  double mlp_matrices() const { return gated_mlp ? 3.0 : 2.0; }
   std::vector<AttentionBlock> blocks;
   std::vector<int> layers;  // per decoder layer (0-based), index into `blocks`
   std::optional<MoE> moe;

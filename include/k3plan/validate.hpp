@@ -5,10 +5,9 @@
 //             engine's pool formula and our per-token KV cost and block rounding; must be within 3 %.
 //  - predict: the whole budget from our own model (evaluate_fit); the error is reported, no target.
 // Report.data = {"cases": [...], "summary": {...}}; exit_code = 1 when a pieces case misses 3 %.
-#include <string>
-
 #include <k3plan/catalogue.hpp>
 #include <k3plan/report.hpp>
+#include <string>
 
 namespace k3plan {
 

@@ -74,7 +74,7 @@ double stage_weights(const Model& m, int first, int last, bool has_embed, bool h
       add(ParamGroup::router, h * e.routed_experts + e.routed_experts);
       if (e.latent_size > 0) add(ParamGroup::latent_proj, (2 * h * e.latent_size) / tp + e.latent_size);
     } else {
-      add(ParamGroup::dense_mlp, 3 * h * static_cast<double>(m.dense_intermediate_size) / tp);
+      add(ParamGroup::dense_mlp, m.mlp_matrices() * h * static_cast<double>(m.dense_intermediate_size) / tp);
     }
   }
   const double vh = static_cast<double>(m.vocab_size) * h;

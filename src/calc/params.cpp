@@ -108,7 +108,7 @@ void add_layer(const Model& m, int layer_block, bool moe_layer, std::array<doubl
     at(ParamGroup::router) += h * e.routed_experts + e.routed_experts;  // gate + correction bias
     if (e.latent_size > 0) at(ParamGroup::latent_proj) += 2 * h * e.latent_size + e.latent_size;
   } else {
-    at(ParamGroup::dense_mlp) += 3 * h * d(m.dense_intermediate_size);
+    at(ParamGroup::dense_mlp) += m.mlp_matrices() * h * d(m.dense_intermediate_size);
   }
 }
 
@@ -134,7 +134,9 @@ ParamCounts count_params(const Model& m) {
     std::array<double, kParamGroups> g{};
     double r = 0;
     add_layer(m, m.layers.back(), m.moe.has_value(), g, r);
-    double one = 2 * h * h + 3 * h;
+    // DeepSeek-style checkpoints store the MTP module with its own copy of the embedding and the
+    // output head (685B on disk = 671B + 14B MTP for DeepSeek-V3)
+    double one = 2 * h * h + 3 * h + 2 * d(m.vocab_size) * h;
     for (double x : g) one += x;
     p.mtp = one * m.mtp_layers;
     at(ParamGroup::mtp) = p.mtp;

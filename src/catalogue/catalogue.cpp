@@ -431,6 +431,10 @@ Model resolve_model(const Catalogue& cat, const std::string& spec) {
     }
     return parse_model_yaml(text, p.string());
   }
+  const bool looks_like_path = spec.find('/') != std::string::npos && (spec.front() == '/' || spec.front() == '.' || spec.size() > 5) &&
+                               (spec.find(".json") != std::string::npos || spec.find(".yaml") != std::string::npos ||
+                                spec.find(".yml") != std::string::npos || spec.front() == '/' || spec.front() == '.');
+  if (looks_like_path) throw InputError(fmt::format("{}: no such file or directory", spec));
   return cat.model(spec);  // throws with a suggestion
 }
 

@@ -345,6 +345,11 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     for (int i = 0; i < layers; ++i) per_layer[static_cast<std::size_t>(i)] = fi;
   }
   m.blocks = blocks;
+  {
+    std::string act = c.str("mlp_hidden_act");
+    if (act.empty()) act = c.str("hidden_act");
+    if (act == "relu2" || act == "relu_squared") m.gated_mlp = false;
+  }
   m.layers = per_layer;
   m.mtp_layers = as_int(c.integer({"num_nextn_predict_layers", "num_mtp_modules"}, 0));
 

@@ -2,7 +2,10 @@
 // (0 ok / fits, 1 does not fit / check failed, 2 bad input or usage).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 #include <exception>
 
 #include <k3plan/error.hpp>
@@ -11,6 +14,16 @@
 
 int main(int argc, char** argv) {
   k3plan::Cli cli;
+  if (argc > 1 && argv[1][0] != '-') {  // name the unknown command instead of CLI11's "A subcommand is required"
+    std::vector<std::string> names;
+    for (const auto* sub : cli.app.get_subcommands({})) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      const auto hint = k3plan::closest_match(argv[1], names);
+      fmt::print(stderr, "k3plan: error: unknown command '{}'{}\n", argv[1],
+                 hint.empty() ? fmt::format(" (commands: {})", fmt::join(names, ", ")) : fmt::format("; did you mean '{}'?", hint));
+      return 2;
+    }
+  }
   try {
     cli.app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

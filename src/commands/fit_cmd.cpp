@@ -168,7 +168,8 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
       nlohmann::json j = {{"gpu", g.id}, {"lower_bound_gpus", lb.lower_bound_gpus}, {"lower_bound_gpus_usable", lb.lower_bound_gpus_usable}};
       if (lb.deployable_found)
         j["deployable"] = {{"gpus", lb.gpus}, {"nodes", lb.nodes}, {"tp", lb.layout.tp}, {"ep", lb.layout.ep}, {"pp", lb.layout.pp}, {"dp", lb.layout.dp},
-                           {"weights_bytes_per_gpu", lb.weights_bytes_per_gpu}, {"flags", {{"sglang", lb.flags.sglang}, {"vllm", lb.flags.vllm}}}};
+                           {"weights_bytes_per_gpu", lb.weights_bytes_per_gpu},
+                           {"vllm_layout", {{"tp", lb.vllm_layout.tp}, {"pp", lb.vllm_layout.pp}, {"dp", lb.vllm_layout.dp}, {"ep", lb.vllm_layout.ep}}}, {"flags", {{"sglang", lb.flags.sglang}, {"vllm", lb.flags.vllm}}}};
       else
         j["deployable"] = nullptr;
       std::string load = "-";

@@ -7,17 +7,16 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <limits>
-#include <optional>
-#include <set>
-#include <sstream>
-
 #include <k3plan/budget.hpp>
 #include <k3plan/embedded.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/kv.hpp>
 #include <k3plan/units.hpp>
 #include <k3plan/validate.hpp>
+#include <limits>
+#include <optional>
+#include <set>
+#include <sstream>
 
 #include "catalogue/yaml_reader.hpp"
 #include "common.hpp"
@@ -125,8 +124,9 @@ Case parse_case(const YamlReader& r, const Catalogue& cat, const YAML::Node& n, 
   if (r.has(n, "flags")) {
     const auto f = n["flags"];
     const std::string fc = ctx + ".flags";
-    r.check_keys(f, {"gpu_memory_utilization", "mem_fraction_static", "max_model_len", "kv_dtype", "max_num_batched_tokens", "max_num_seqs",
-                     "block_size", "precision", "chunked_prefill_size", "cuda_graph_max_bs"},
+    r.check_keys(f,
+                 {"gpu_memory_utilization", "mem_fraction_static", "max_model_len", "kv_dtype", "max_num_batched_tokens", "max_num_seqs",
+                  "block_size", "precision", "chunked_prefill_size", "cuda_graph_max_bs"},
                  fc);
     if (r.has(f, "gpu_memory_utilization")) {
       if (!vllm) r.fail(f["gpu_memory_utilization"], fc + ".gpu_memory_utilization", "a vLLM flag; SGLang uses mem_fraction_static");
@@ -150,8 +150,9 @@ Case parse_case(const YamlReader& r, const Catalogue& cat, const YAML::Node& n, 
   const auto m = n["measured"];
   const std::string mc = ctx + ".measured";
   if (!m.IsDefined()) r.fail(n, mc, "missing");
-  r.check_keys(m, {"kv_tokens", "gpu_blocks", "concurrency", "pool_gib", "total_gib", "requested_gib", "weights_gib", "activation_gib", "non_torch_gib",
-                   "free_at_init_gib", "free_after_weights_gib"},
+  r.check_keys(m,
+               {"kv_tokens", "gpu_blocks", "concurrency", "pool_gib", "total_gib", "requested_gib", "weights_gib", "activation_gib",
+                "non_torch_gib", "free_at_init_gib", "free_after_weights_gib"},
                mc);
   Measured& ms = c.measured;
   ms.kv_tokens = opt_integer(r, m, "kv_tokens", mc, 1, std::int64_t{1} << 40);
@@ -277,14 +278,15 @@ void evaluate_pieces(const Case& c, const Model& m, Outcome& o) {
     const double util = c.settings.gpu_memory_utilization > 0 ? c.settings.gpu_memory_utilization : kVllmDefaultUtilization;
     const double requested = ms.requested_gib ? *ms.requested_gib : util * *ms.total_gib;
     pieces_pool = requested - *ms.weights_gib - *ms.activation_gib - *ms.non_torch_gib;
-    o.pool_from = fmt::format("{} - weights {} - activation {} - non-torch {} = {:.2f} GiB",
-                              ms.requested_gib ? fmt::format("requested {}", *ms.requested_gib) : fmt::format("{} x total {}", util, *ms.total_gib),
-                              *ms.weights_gib, *ms.activation_gib, *ms.non_torch_gib, pieces_pool);
+    o.pool_from =
+        fmt::format("{} - weights {} - activation {} - non-torch {} = {:.2f} GiB",
+                    ms.requested_gib ? fmt::format("requested {}", *ms.requested_gib) : fmt::format("{} x total {}", util, *ms.total_gib),
+                    *ms.weights_gib, *ms.activation_gib, *ms.non_torch_gib, pieces_pool);
   } else if (!vllm && ms.free_at_init_gib && ms.free_after_weights_gib) {
     const double mfs = c.settings.mem_fraction_static;
     pieces_pool = *ms.free_after_weights_gib - *ms.free_at_init_gib * (1 - mfs);
-    o.pool_from = fmt::format("free after weights {} - free at init {} x (1 - {}) = {:.3f} GiB", *ms.free_after_weights_gib, *ms.free_at_init_gib, mfs,
-                              pieces_pool);
+    o.pool_from = fmt::format("free after weights {} - free at init {} x (1 - {}) = {:.3f} GiB", *ms.free_after_weights_gib,
+                              *ms.free_at_init_gib, mfs, pieces_pool);
   } else {
     o.pool_from = ms.pool_gib.size() == 1 ? fmt::format("logged pool {} GiB", ms.pool_gib[0]) : "logged pool per stage";
   }
@@ -299,10 +301,12 @@ void evaluate_pieces(const Case& c, const Model& m, Outcome& o) {
     ko.kv_dtype = c.settings.kv_dtype;
     const KvProfile kv = kv_profile(sub, ko);
     if (kv.state_bytes_per_sequence > 0)
-      throw InputError(fmt::format("case {}: pieces mode handles models whose cache grows per token only ({} has recurrent state)", c.id, m.id));
+      throw InputError(
+          fmt::format("case {}: pieces mode handles models whose cache grows per token only ({} has recurrent state)", c.id, m.id));
     for (const auto& l : kv.layers)
       if (l.window > 0 || l.compress_ratio > 0)
-        throw InputError(fmt::format("case {}: pieces mode handles full-attention and MLA models only ({} has windowed or compressed layers)", c.id, m.id));
+        throw InputError(fmt::format(
+            "case {}: pieces mode handles full-attention and MLA models only ({} has windowed or compressed layers)", c.id, m.id));
     const double pool_gib = !std::isnan(pieces_pool) ? pieces_pool : (ms.pool_gib.size() == 1 ? ms.pool_gib[0] : ms.pool_gib[s]);
     const double pool = pool_gib * kGiB;
     const std::int64_t t = tokens_for(pool, kv.bytes_per_token, c.settings.block_size);
@@ -317,13 +321,15 @@ void evaluate_pieces(const Case& c, const Model& m, Outcome& o) {
   o.within = std::abs(o.error_pct) <= kPiecesTolerancePct;
   o.verdict = o.within ? "ok" : "MISS";
   if (!o.within)
-    o.diagnostics.push_back(fmt::format("{} B/token against the logged pool; the engine's implies {:.0f}", fmt_int(o.bytes_per_token.front()),
+    o.diagnostics.push_back(fmt::format("{} B/token against the logged pool; the engine's implies {:.0f}",
+                                        fmt_int(o.bytes_per_token.front()),
                                         o.predicted_pool_bytes.front() / std::max<double>(1.0, o.measured_value)));
   if (!std::isnan(pieces_pool) && !ms.pool_gib.empty() && std::abs(pieces_pool - ms.pool_gib[0]) > 0.02)
     o.diagnostics.push_back(fmt::format("pieces give {:.2f} GiB, the log printed {:.2f}", pieces_pool, ms.pool_gib[0]));
   std::vector<double> pools_gib;
   for (double p : o.predicted_pool_bytes) pools_gib.push_back(p / kGiB);
-  o.predicted = {{"kv_tokens", o.predicted_tokens}, {"pool_gib", pools_gib}, {"kv_bytes_per_token", o.bytes_per_token}, {"pool_from", o.pool_from}};
+  o.predicted = {
+      {"kv_tokens", o.predicted_tokens}, {"pool_gib", pools_gib}, {"kv_bytes_per_token", o.bytes_per_token}, {"pool_from", o.pool_from}};
 }
 
 void evaluate_predict(const Case& c, const Model& m, Outcome& o, std::vector<std::string>& fit_assumptions) {
@@ -368,8 +374,10 @@ void evaluate_predict(const Case& c, const Model& m, Outcome& o, std::vector<std
     if (!total && ms.requested_gib) total = *ms.requested_gib / util;
     if (total) gaps.push_back({"capacity", util * (cap - *total), cap, *total});
     if (ms.weights_gib) gaps.push_back({"weights", -(b.weights_bytes / kGiB - *ms.weights_gib), b.weights_bytes / kGiB, *ms.weights_gib});
-    if (ms.activation_gib) gaps.push_back({"activation", -(b.activation_bytes / kGiB - *ms.activation_gib), b.activation_bytes / kGiB, *ms.activation_gib});
-    if (ms.non_torch_gib) gaps.push_back({"non-torch", -(b.overhead_bytes / kGiB - *ms.non_torch_gib), b.overhead_bytes / kGiB, *ms.non_torch_gib});
+    if (ms.activation_gib)
+      gaps.push_back({"activation", -(b.activation_bytes / kGiB - *ms.activation_gib), b.activation_bytes / kGiB, *ms.activation_gib});
+    if (ms.non_torch_gib)
+      gaps.push_back({"non-torch", -(b.overhead_bytes / kGiB - *ms.non_torch_gib), b.overhead_bytes / kGiB, *ms.non_torch_gib});
   } else {
     const double init = cap - b.overhead_bytes / kGiB;
     if (ms.free_at_init_gib) gaps.push_back({"free at init", util * (init - *ms.free_at_init_gib), init, *ms.free_at_init_gib});
@@ -378,7 +386,8 @@ void evaluate_predict(const Case& c, const Model& m, Outcome& o, std::vector<std
       gaps.push_back({"weights", -(b.weights_bytes / kGiB - w), b.weights_bytes / kGiB, w});
     }
   }
-  std::stable_sort(gaps.begin(), gaps.end(), [](const Gap& x, const Gap& y) { return std::abs(x.pool_effect_gib) > std::abs(y.pool_effect_gib); });
+  std::stable_sort(gaps.begin(), gaps.end(),
+                   [](const Gap& x, const Gap& y) { return std::abs(x.pool_effect_gib) > std::abs(y.pool_effect_gib); });
   if (!ms.pool_gib.empty()) {
     const double logged = ms.pool_gib.size() == 1 ? ms.pool_gib[0] : ms.pool_gib[std::min(lim, ms.pool_gib.size() - 1)];
     std::string s = fmt::format("pool {:+.2f} GiB", pool_gib - logged);
@@ -389,10 +398,12 @@ void evaluate_predict(const Case& c, const Model& m, Outcome& o, std::vector<std
     o.diagnostics.push_back(s);
   } else if (o.measured_tokens > 0 && !o.bytes_per_token.empty() && o.bytes_per_token[lim] > 0) {
     o.diagnostics.push_back(fmt::format("our pool {:.2f} GiB; the log implies {:.2f} GiB at our {} B/token", pool_gib,
-                                        static_cast<double>(o.measured_tokens) * o.bytes_per_token[lim] / kGiB, fmt_int(o.bytes_per_token[lim])));
+                                        static_cast<double>(o.measured_tokens) * o.bytes_per_token[lim] / kGiB,
+                                        fmt_int(o.bytes_per_token[lim])));
   }
   nlohmann::json pieces = nlohmann::json::array();
-  for (const auto& g : gaps) pieces.push_back({{"piece", g.what}, {"ours_gib", g.ours}, {"logged_gib", g.logged}, {"pool_effect_gib", g.pool_effect_gib}});
+  for (const auto& g : gaps)
+    pieces.push_back({{"piece", g.what}, {"ours_gib", g.ours}, {"logged_gib", g.logged}, {"pool_effect_gib", g.pool_effect_gib + 0.0}});
   std::vector<double> pools_gib;
   for (double p : o.predicted_pool_bytes) pools_gib.push_back(p / kGiB);
   o.predicted = {{"kv_tokens", o.predicted_tokens},
@@ -466,10 +477,11 @@ std::string read_text_file(const std::string& path) {
 Report run_validate_text(const Catalogue& cat, const std::string& text, const std::string& origin) {
   const std::vector<Case> cases = parse_cases(cat, text, origin);
   Report r;
-  Table t{fmt::format("Engine accuracy: {} start-up logs replayed through the fit budget (KV tokens per GPU, limiting stage)", cases.size()),
-          {"id", "engine", "model", "gpu", "layout", "measured", "predicted", "error", "mode", "verdict", "note"},
-          {},
-          {false, false, false, false, false, true, true, true, false, false, false}};
+  Table t{
+      fmt::format("Engine accuracy: {} start-up logs replayed through the fit budget (KV tokens per GPU, limiting stage)", cases.size()),
+      {"id", "engine", "model", "gpu", "layout", "measured", "predicted", "error", "mode", "verdict", "note"},
+      {},
+      {false, false, false, false, false, true, true, true, false, false, false}};
   nlohmann::json jc = nlohmann::json::array();
   int pieces_total = 0, pieces_ok = 0;
   std::vector<double> predict_errors;
@@ -483,8 +495,10 @@ Report run_validate_text(const Catalogue& cat, const std::string& text, const st
     if (c.mode == "pieces") {
       evaluate_pieces(c, m, o);
       ++pieces_total;
-      if (o.within) ++pieces_ok;
-      else misses.push_back(c.id);
+      if (o.within)
+        ++pieces_ok;
+      else
+        misses.push_back(c.id);
     } else {
       evaluate_predict(c, m, o, fit_assumptions);
       predict_errors.push_back(std::abs(o.error_pct));
@@ -500,30 +514,32 @@ Report run_validate_text(const Catalogue& cat, const std::string& text, const st
     if (c.settings.max_num_batched_tokens > 0) flags["max_num_batched_tokens"] = c.settings.max_num_batched_tokens;
     if (c.settings.max_num_seqs > 0) flags["max_num_seqs"] = c.settings.max_num_seqs;
     if (!c.settings.precision.empty()) flags["precision"] = c.settings.precision;
-    nlohmann::json j = {{"id", c.id},
-                        {"source", c.source},
-                        {"engine", to_string(c.settings.engine)},
-                        {"version", c.version},
-                        {"model", m.id},
-                        {"gpu", c.gpu_label},
-                        {"gpu_memory_gib", c.gpu.reported_bytes() / kGiB},
-                        {"layout", {{"tp", c.layout.tp}, {"pp", c.layout.pp}, {"dp", c.layout.dp}, {"ep", c.layout.ep}, {"dp_attention", c.layout.dp_attention}}},
-                        {"flags", flags},
-                        {"mode", c.mode},
-                        {"measured", measured_json(c, o)},
-                        {"predicted", o.predicted},
-                        {"compared", o.compared},
-                        {"measured_value", o.measured_value},
-                        {"predicted_value", o.predicted_value},
-                        {"error_pct", o.error_pct},
-                        {"abs_error_pct", std::abs(o.error_pct)},
-                        {"verdict", o.verdict},
-                        {"note", note}};
+    nlohmann::json j = {
+        {"id", c.id},
+        {"source", c.source},
+        {"engine", to_string(c.settings.engine)},
+        {"version", c.version},
+        {"model", m.id},
+        {"gpu", c.gpu_label},
+        {"gpu_memory_gib", c.gpu.reported_bytes() / kGiB},
+        {"layout",
+         {{"tp", c.layout.tp}, {"pp", c.layout.pp}, {"dp", c.layout.dp}, {"ep", c.layout.ep}, {"dp_attention", c.layout.dp_attention}}},
+        {"flags", flags},
+        {"mode", c.mode},
+        {"measured", measured_json(c, o)},
+        {"predicted", o.predicted},
+        {"compared", o.compared},
+        {"measured_value", o.measured_value},
+        {"predicted_value", o.predicted_value},
+        {"error_pct", o.error_pct},
+        {"abs_error_pct", std::abs(o.error_pct)},
+        {"verdict", o.verdict},
+        {"note", note}};
     if (c.mode == "pieces") j["within_3pct"] = o.within;
     jc.push_back(j);
     if (c.gpu_inline) {
-      const std::string a = fmt::format("{}: not in the catalogue; {:.2f} GiB total from the case, every other property copied from {}", c.gpu_label,
-                                        c.gpu.reported_bytes() / kGiB, c.gpu_like);
+      const std::string a = fmt::format("{}: not in the catalogue; {:.2f} GiB total from the case, every other property copied from {}",
+                                        c.gpu_label, c.gpu.reported_bytes() / kGiB, c.gpu_like);
       if (std::find(r.assumptions.begin(), r.assumptions.end(), a) == r.assumptions.end()) r.assumptions.push_back(a);
     }
   }
@@ -532,12 +548,14 @@ Report run_validate_text(const Catalogue& cat, const std::string& text, const st
   r.tables.push_back(t);
   const double med = median(predict_errors);
   const double worst = predict_errors.empty() ? 0 : *std::max_element(predict_errors.begin(), predict_errors.end());
-  r.notes.push_back(fmt::format("pieces: {}/{} within {:.0f}% (the logged weights, activation and non-torch memory, or the logged pool, through the engine's "
-                                "pool formula; checks the per-token KV bytes and the block rounding){}",
-                                pieces_ok, pieces_total, kPiecesTolerancePct, misses.empty() ? "" : fmt::format("; MISS: {}", fmt::join(misses, ", "))));
-  r.notes.push_back(fmt::format("predict: median |error| {:.2f}%, worst {:.2f}% over {} cases (our weights, activation and overhead model, as `k3plan fit` "
-                                "computes it; capacity from the catalogue unless the case gives the GPU inline)",
-                                med, worst, predict_errors.size()));
+  r.notes.push_back(fmt::format(
+      "pieces: {}/{} within {:.0f}% (the logged weights, activation and non-torch memory, or the logged pool, through the engine's "
+      "pool formula; checks the per-token KV bytes and the block rounding){}",
+      pieces_ok, pieces_total, kPiecesTolerancePct, misses.empty() ? "" : fmt::format("; MISS: {}", fmt::join(misses, ", "))));
+  r.notes.push_back(fmt::format(
+      "predict: median |error| {:.2f}%, worst {:.2f}% over {} cases (our weights, activation and overhead model, as `k3plan fit` "
+      "computes it; capacity from the catalogue unless the case gives the GPU inline)",
+      med, worst, predict_errors.size()));
   r.notes.push_back("note: pool gaps are ours minus the log, split by piece (positive = we leave more for KV). GiB = 2^30 B.");
   r.data = {{"cases", jc},
             {"summary",
