@@ -15,6 +15,7 @@ struct Gpu {
   std::string source;
   Figure hbm_gb;               // as sold, decimal GB
   Figure memory_reported_mib;  // what the driver reports, MiB
+  Figure memory_engine_total_mib;  // what torch.cuda.mem_get_info() reports as total (0 = unknown: use the driver figure)
   Figure hbm_bandwidth_tb_s;
   Figure tflops_bf16, tflops_fp8, tflops_fp4;  // dense
   std::vector<std::string> native_formats;
@@ -29,6 +30,9 @@ struct Gpu {
 
   double nominal_bytes() const { return hbm_gb.value * 1e9; }
   double reported_bytes() const { return memory_reported_mib.value * 1048576.0; }
+  // The total the engines size their pools from (vLLM "total_gpu_memory"): torch's figure where
+  // logs give it (H100: 79.19 GiB against nvidia-smi's 79.65 GiB), else the driver's.
+  double engine_bytes() const { return memory_engine_total_mib.value > 0 ? memory_engine_total_mib.value * 1048576.0 : reported_bytes(); }
   bool runs_natively(const std::string& format) const;
 };
 

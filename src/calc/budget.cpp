@@ -165,7 +165,7 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
 
   const int L = m.num_layers();
   const int pp = std::max(1, std::min(l.pp, L));
-  const double cap = gpu.reported_bytes();
+  const double cap = gpu.engine_bytes();
   bool first_rank = true;
   int start = 0;
   for (int st = 0; st < pp; ++st) {

@@ -231,7 +231,7 @@ Model parse_model_yaml(const std::string& text, const std::string& origin) {
 namespace {
 
 Gpu parse_gpu(const YamlReader& r, const YAML::Node& n, const std::string& ctx) {
-  r.check_keys(n, {"id", "name", "vendor", "aliases", "source", "hbm_gb", "memory_reported_mib", "hbm_bandwidth_tb_s",
+  r.check_keys(n, {"id", "name", "vendor", "aliases", "source", "hbm_gb", "memory_reported_mib", "memory_engine_total_mib", "hbm_bandwidth_tb_s",
                    "tflops_dense", "native_formats", "scaleup_gb_s", "gpus_per_node", "scaleup_domain_gpus", "power_w", "price"},
                ctx);
   Gpu g;
@@ -247,6 +247,7 @@ Gpu parse_gpu(const YamlReader& r, const YAML::Node& n, const std::string& ctx) 
   };
   g.hbm_gb = f(n, "hbm_gb", c, true, 1, 1e5);
   g.memory_reported_mib = f(n, "memory_reported_mib", c, true, 1, 1e8);
+  g.memory_engine_total_mib = f(n, "memory_engine_total_mib", c, false, 1, 1e8);
   g.hbm_bandwidth_tb_s = f(n, "hbm_bandwidth_tb_s", c, true, 0.01, 1e3);
   const auto t = n["tflops_dense"];
   r.check_keys(t, {"bf16", "fp8", "fp4"}, c + ".tflops_dense");
@@ -344,7 +345,13 @@ void Catalogue::add_text(const std::string& text, const std::string& origin) {
 
 Catalogue Catalogue::embedded() {
   Catalogue c;
-  for (const auto& f : embedded_files()) c.add_text(std::string(f.text), std::string("data/") + f.path);
+  // catalogue entries only; other embedded files (validation cases, perf calibration) are read by
+  // the commands that use them
+  for (const auto& f : embedded_files()) {
+    const std::string path = f.path;
+    const bool entry = path == "gpus.yaml" || path == "prices.yaml" || path.rfind("models/", 0) == 0 || path.rfind("validation/models/", 0) == 0;
+    if (entry) c.add_text(std::string(f.text), "data/" + path);
+  }
   return c;
 }
 

@@ -1,6 +1,7 @@
 #include "cli.hpp"
 
 #include <k3plan/commands.hpp>
+#include <k3plan/validate.hpp>
 
 namespace k3plan {
 
@@ -99,6 +100,11 @@ Cli::Cli() {
   cost->add_option("--svg", co->svg_path, "Write the rent-vs-API chart (SVG) to this file");
   add_format(cost, global);
   cost->callback([this, co] { action = [co](const Catalogue& c) { return run_cost(c, *co); }; });
+  auto vpath = std::make_shared<std::string>();
+  auto* validate = app.add_subcommand("validate", "Replay real engine start-up logs through fit and publish the error table");
+  validate->add_option("--cases", *vpath, "A cases YAML (default: the embedded data/validation/engine-logs.cases.yaml)");
+  add_format(validate, global);
+  validate->callback([this, vpath] { action = [vpath](const Catalogue& c) { return run_validate(c, *vpath); }; });
 }
 
 }  // namespace k3plan

@@ -115,7 +115,7 @@ Table budget_table(const FitResult& f) {
   row(fmt::format("KV pool ({} tokens)", fmt_int(static_cast<double>(b.kv_tokens))), b.kv_pool_bytes);
   if (b.state_pool_bytes > 0) row("state pool (linear attention)", b.state_pool_bytes);
   row(b.free_bytes < 0 ? "SHORTFALL" : "free (block rounding)", b.free_bytes);
-  row("= capacity the driver reports", b.capacity_bytes);
+  row("= total memory the engine sees (torch)", b.capacity_bytes);
   return t;
 }
 

@@ -88,6 +88,7 @@ Gpu parse_gpu_ref(const YamlReader& r, const Catalogue& cat, const YAML::Node& n
   g.name = name;
   g.aliases.clear();
   g.memory_reported_mib = Figure{gib * 1024, fmt::format("engine-logs case {}: total memory the engine reported", c.id), false, ""};
+  g.memory_engine_total_mib = Figure{};  // the logged total is what the engine saw
   c.gpu_label = name;
   return g;
 }

@@ -1,0 +1,146 @@
+// Per-GPU budgets, engine rules and the smallest layout: the fit calculator.
+#include <catch2/catch.hpp>
+
+#include <k3plan/budget.hpp>
+#include <k3plan/catalogue.hpp>
+#include <k3plan/kv.hpp>
+#include <k3plan/layout.hpp>
+#include <k3plan/units.hpp>
+
+using namespace k3plan;
+
+namespace {
+const Catalogue& cat() {
+  static const Catalogue c = Catalogue::embedded();
+  return c;
+}
+EngineSettings engine(Engine e) {
+  EngineSettings s;
+  s.engine = e;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("every rank's budget sums exactly to the total memory the engine sees") {
+  for (const char* model : {"kimi-k3", "deepseek-v3", "llama-3.1-70b", "qwen3-next-80b-a3b", "gpt-oss-120b"}) {
+    for (const char* gpu : {"h100", "h200", "b300", "mi355x"}) {
+      for (Engine e : {Engine::sglang, Engine::vllm}) {
+        const Model& m = cat().model(model);
+        const Gpu& g = cat().gpu(gpu);
+        for (const auto& l : candidate_layouts(m, g, e, 8)) {
+          const FitResult f = evaluate_fit(m, g, l, engine(e), 8192, 4);
+          for (const auto& b : f.ranks) {
+            INFO(model << " on " << gpu << " " << to_string(e) << " TP" << l.tp << " PP" << l.pp << " stage " << b.stage);
+            CHECK(b.sum() == Approx(g.engine_bytes()).epsilon(1e-12));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("GPUs equal the product of the parallel degrees for every suggested layout") {
+  const Model& m = cat().model("deepseek-v3");
+  const Gpu& g = cat().gpu("h200");
+  for (int n : {8, 16, 32}) {
+    for (const auto& l : candidate_layouts(m, g, Engine::vllm, n)) CHECK(l.tp * l.pp * l.dp == n);
+    for (const auto& l : candidate_layouts(m, g, Engine::sglang, n)) CHECK(l.tp * l.pp == n);
+  }
+}
+
+TEST_CASE("one 8 x B200 node cannot hold Kimi K3; 8 x B300 and 8 x MI355X can, with KV for users") {
+  const Model& m = cat().model("kimi-k3");
+  Layout tp8;
+  tp8.tp = 8;
+  tp8.ep = 8;
+  for (Engine e : {Engine::sglang, Engine::vllm}) {
+    CHECK_FALSE(evaluate_fit(m, cat().gpu("b200"), tp8, engine(e), 8192, 1).fits);
+    const FitResult b300 = evaluate_fit(m, cat().gpu("b300"), tp8, engine(e), 131072, 8);
+    CHECK(b300.fits);
+    CHECK(b300.max_users >= 8);
+    CHECK(evaluate_fit(m, cat().gpu("mi355x"), tp8, engine(e), 131072, 8).fits);
+  }
+}
+
+TEST_CASE("the search never suggests a layout an engine would refuse") {
+  for (const auto& m : cat().models()) {
+    const FitResult f = search_fit(m, cat().gpu("h200"), engine(Engine::sglang), 8192, 1, 64);
+    if (!f.fits) continue;
+    INFO(m.id);
+    CHECK(layout_refusals(m, cat().gpu("h200"), Engine::sglang, f.layout).empty());
+  }
+}
+
+TEST_CASE("engine rules refuse in the engine's own words") {
+  const Model& llama = cat().model("llama-3.1-70b");
+  const Gpu& h100 = cat().gpu("h100");
+  Layout l;
+  l.tp = 3;
+  auto r = layout_refusals(llama, h100, Engine::vllm, l);
+  REQUIRE_FALSE(r.empty());
+  CHECK(r.front() == "Total number of attention heads (64) must be divisible by tensor parallel size (3).");
+  Layout ep;
+  ep.tp = 8;
+  ep.ep = 8;
+  CHECK_FALSE(layout_refusals(llama, h100, Engine::vllm, ep).empty());  // EP on a dense model
+  const Model& ds = cat().model("deepseek-v3");
+  Layout bad_ep;
+  bad_ep.tp = 8;
+  bad_ep.ep = 3;
+  CHECK_FALSE(layout_refusals(ds, h100, Engine::sglang, bad_ep).empty());
+  Layout dp;
+  dp.tp = 16;
+  dp.dp = 2;
+  const auto r2 = layout_refusals(ds, h100, Engine::sglang, dp);
+  CHECK(std::find(r2.begin(), r2.end(), "multi-node data parallel is not supported unless dp attention!") != r2.end());
+  // fp8 block-quantised experts: 2048 / 32 = 64 is not a multiple of 128 without EP
+  Layout tp32;
+  tp32.tp = 32;
+  tp32.ep = 1;
+  CHECK_FALSE(layout_refusals(ds, h100, Engine::sglang, tp32).empty());
+}
+
+TEST_CASE("SGLang's default mem_fraction_static follows server_args for H200 TP8 (0.897) and H100 TP8 (0.818)") {
+  Layout l;
+  l.tp = 8;
+  const Gpu& h200 = cat().gpu("h200");
+  const Gpu& h100 = cat().gpu("h100");
+  CHECK(sglang_default_mem_fraction(h200, l, sglang_default_chunked_prefill(h200), sglang_default_cuda_graph_max_bs(h200, 8)) == Approx(0.897));
+  CHECK(sglang_default_mem_fraction(h100, l, sglang_default_chunked_prefill(h100), sglang_default_cuda_graph_max_bs(h100, 8)) == Approx(0.818));
+  Layout dpa = l;
+  dpa.dp = 8;
+  dpa.dp_attention = true;
+  CHECK(sglang_default_mem_fraction(h200, dpa, 8192, 512) == Approx(0.769));
+}
+
+TEST_CASE("vLLM floors the KV tokens to its block size") {
+  const FitResult f = evaluate_fit(cat().model("llama-3.1-8b"), cat().gpu("h100"), Layout{}, engine(Engine::vllm), 16384, 1);
+  CHECK(f.kv_cache_tokens % 16 == 0);
+  CHECK(f.kv_cache_tokens > 0);
+}
+
+TEST_CASE("MLA KV is replicated on every TP rank, so TP does not raise the tokens per GPU") {
+  const Model& ds = cat().model("deepseek-v3");
+  KvOptions one, eight;
+  eight.tp = 8;
+  CHECK(kv_profile(ds, one).bytes_per_token == kv_profile(ds, eight).bytes_per_token);
+  CHECK(kv_profile(ds, one).bytes_per_token == 70272);
+}
+
+TEST_CASE("pipeline stages take the minimum over stages") {
+  Layout pp;
+  pp.tp = 4;
+  pp.pp = 2;
+  pp.ep = 1;
+  const FitResult f = evaluate_fit(cat().model("llama-3.1-70b"), cat().gpu("h100"), pp, engine(Engine::vllm), 8192, 1);
+  REQUIRE(f.ranks.size() == 2);
+  CHECK(f.limiting.kv_tokens == std::min(f.ranks[0].kv_tokens, f.ranks[1].kv_tokens));
+}
+
+TEST_CASE("a context beyond the model maximum does not fit and says so") {
+  const FitResult f = evaluate_fit(cat().model("qwen3-235b-a22b"), cat().gpu("b300"), Layout{8, 8, 1, 1, false}, engine(Engine::sglang), 1048576, 1);
+  CHECK_FALSE(f.fits);
+  bool named = false;
+  for (const auto& r : f.reasons) named = named || r.find("maximum") != std::string::npos;
+  CHECK(named);
+}
