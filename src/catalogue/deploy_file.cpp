@@ -1,0 +1,469 @@
+// Deployment files and engine command lines -> Deployment (with positions for findings).
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cmath>
+#include <set>
+
+#include <k3plan/deploy.hpp>
+#include <k3plan/error.hpp>
+#include <k3plan/units.hpp>
+
+#include "yaml_reader.hpp"
+
+namespace k3plan {
+
+SourcePos Deployment::pos(const std::string& field) const {
+  const auto it = where.find(field);
+  if (it != where.end()) return it->second;
+  return {file, 1, 1};
+}
+
+std::string shell_quote(const std::string& s) {
+  // single quotes make everything literal; a single quote itself becomes '\''
+  std::string o = "'";
+  for (char c : s) {
+    if (c == '\'') o += "'\\''";
+    else o += c;
+  }
+  return o + "'";
+}
+
+std::string yaml_quote(const std::string& s) {
+  std::string o = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': o += "\\\""; break;
+      case '\\': o += "\\\\"; break;
+      case '\n': o += "\\n"; break;
+      case '\r': o += "\\r"; break;
+      case '\t': o += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) o += fmt::format("\\x{:02x}", c);
+        else o += static_cast<char>(c);
+    }
+  }
+  return o + "\"";
+}
+
+namespace {
+
+SourcePos at(const std::string& file, const YAML::Node& n) {
+  if (!n.IsDefined()) return {file, 1, 1};
+  return {file, n.Mark().line + 1, n.Mark().column + 1};
+}
+
+struct Reader {
+  const std::string& file;
+  std::vector<Finding>& findings;
+  Deployment& d;
+
+  void error(const std::string& rule, const std::string& msg, const YAML::Node& n) { findings.push_back({rule, "error", msg, at(file, n)}); }
+
+  void keys(const YAML::Node& map, std::initializer_list<const char*> allowed, const std::string& ctx) {
+    std::vector<std::string> names(allowed.begin(), allowed.end());
+    std::set<std::string> seen;
+    for (const auto& kv : map) {
+      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+      const std::string field = ctx.empty() ? key : ctx + "." + key;
+      if (!seen.insert(key).second) error("schema/duplicate-key", fmt::format("duplicate key '{}'", field), kv.first);
+      if (std::find(names.begin(), names.end(), key) == names.end()) {
+        const auto hint = closest_match(key, names);
+        error("schema/unknown-key", fmt::format("unknown key '{}'{}", field, hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)), kv.first);
+      }
+    }
+  }
+
+  std::optional<double> num(const YAML::Node& map, const char* key, const std::string& field, double lo, double hi, bool integer) {
+    const YAML::Node n = map[key];
+    if (!n.IsDefined() || n.IsNull()) return std::nullopt;
+    d.where[field] = at(file, n);
+    if (!n.IsScalar()) {
+      error("schema/type", fmt::format("'{}' must be a number", field), n);
+      return std::nullopt;
+    }
+    double v = 0;
+    try {
+      v = n.as<double>();
+    } catch (const YAML::Exception&) {
+      error("schema/type", fmt::format("'{}' must be a number, got '{}'", field, n.Scalar()), n);
+      return std::nullopt;
+    }
+    if (!std::isfinite(v) || v < lo || v > hi) {
+      error("schema/range", fmt::format("'{}' = {} is out of range [{}, {}]", field, n.Scalar(), lo, hi), n);
+      return std::nullopt;
+    }
+    if (integer && v != std::floor(v)) {
+      error("schema/type", fmt::format("'{}' must be a whole number", field), n);
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  std::optional<std::string> str(const YAML::Node& map, const char* key, const std::string& field) {
+    const YAML::Node n = map[key];
+    if (!n.IsDefined() || n.IsNull()) return std::nullopt;
+    d.where[field] = at(file, n);
+    if (!n.IsScalar()) {
+      error("schema/type", fmt::format("'{}' must be a string", field), n);
+      return std::nullopt;
+    }
+    return n.Scalar();
+  }
+
+  std::optional<bool> boolean(const YAML::Node& map, const char* key, const std::string& field) {
+    const YAML::Node n = map[key];
+    if (!n.IsDefined() || n.IsNull()) return std::nullopt;
+    d.where[field] = at(file, n);
+    try {
+      if (n.IsScalar()) return n.as<bool>();
+    } catch (const YAML::Exception&) {
+    }
+    error("schema/type", fmt::format("'{}' must be true or false", field), n);
+    return std::nullopt;
+  }
+
+  std::int64_t context(const YAML::Node& map) {
+    const YAML::Node n = map["context"];
+    if (!n.IsDefined() || n.IsNull()) return 0;
+    d.where["context"] = at(file, n);
+    if (!n.IsScalar()) {
+      error("schema/type", "'context' must be a token count", n);
+      return 0;
+    }
+    try {
+      return parse_context(n.Scalar(), "context");
+    } catch (const InputError& e) {
+      error("schema/type", e.what(), n);
+      return 0;
+    }
+  }
+};
+
+}  // namespace
+
+Deployment parse_deployment(const std::string& text, const std::string& origin, std::vector<Finding>& findings) {
+  if (text.find('\0') != std::string::npos) throw InputError(fmt::format("{}: binary data, not a YAML file", origin));
+  YamlReader yr(origin);
+  const YAML::Node root = yr.parse(text);
+  if (!root.IsMap()) throw InputError(fmt::format("{}: expected a mapping (a deployment file; see examples/)", origin));
+  Deployment d;
+  d.file = origin;
+  Reader r{origin, findings, d};
+  r.keys(root, {"model", "gpu", "gpus", "nodes", "engine", "parallel", "context", "users", "kv_dtype", "engine_args", "serve", "budget"}, "");
+  if (auto v = r.str(root, "model", "model")) d.model = *v;
+  else r.error("schema/missing", "missing required field 'model'", root);
+  if (auto v = r.str(root, "gpu", "gpu")) d.gpu = *v;
+  else r.error("schema/missing", "missing required field 'gpu'", root);
+  if (auto v = r.num(root, "gpus", "gpus", 1, 100000, true)) d.gpus = static_cast<int>(*v);
+  if (auto v = r.num(root, "nodes", "nodes", 1, 10000, true)) d.nodes = static_cast<int>(*v);
+  if (d.gpus == 0 && d.nodes == 0) r.error("schema/missing", "missing 'gpus' (or 'nodes')", root);
+  if (auto v = r.str(root, "engine", "engine")) {
+    if (*v == "sglang") d.engine = Engine::sglang;
+    else if (*v == "vllm") d.engine = Engine::vllm;
+    else {
+      const auto hint = closest_match(*v, {"sglang", "vllm"});
+      r.error("schema/enum", fmt::format("unknown engine '{}'{}", *v, hint.empty() ? " (use sglang or vllm)" : fmt::format("; did you mean '{}'?", hint)), root["engine"]);
+    }
+  }
+  if (root["parallel"].IsDefined()) {
+    const YAML::Node p = root["parallel"];
+    d.where["parallel"] = at(origin, p);
+    if (!p.IsMap()) {
+      r.error("schema/type", "'parallel' must be a mapping {tp, ep, dp, pp, dp_attention}", p);
+    } else {
+      r.keys(p, {"tp", "ep", "dp", "pp", "dp_attention"}, "parallel");
+      d.layout_given = true;
+      if (auto v = r.num(p, "tp", "parallel.tp", 1, 4096, true)) d.layout.tp = static_cast<int>(*v);
+      if (auto v = r.num(p, "ep", "parallel.ep", 1, 4096, true)) d.layout.ep = static_cast<int>(*v);
+      if (auto v = r.num(p, "dp", "parallel.dp", 1, 4096, true)) d.layout.dp = static_cast<int>(*v);
+      if (auto v = r.num(p, "pp", "parallel.pp", 1, 4096, true)) d.layout.pp = static_cast<int>(*v);
+      if (auto v = r.boolean(p, "dp_attention", "parallel.dp_attention")) d.layout.dp_attention = *v;
+    }
+  }
+  d.context = r.context(root);
+  if (auto v = r.num(root, "users", "users", 1, 1e7, true)) d.users = static_cast<std::int64_t>(*v);
+  if (auto v = r.str(root, "kv_dtype", "kv_dtype")) d.kv_dtype = *v;
+  if (root["engine_args"].IsDefined()) {
+    const YAML::Node e = root["engine_args"];
+    if (!e.IsMap()) {
+      r.error("schema/type", "'engine_args' must be a mapping", e);
+    } else {
+      r.keys(e, {"mem_fraction_static", "gpu_memory_utilization", "chunked_prefill_size", "max_num_batched_tokens", "max_num_seqs", "cuda_graph_max_bs", "max_running_requests"}, "engine_args");
+      d.mem_fraction_static = r.num(e, "mem_fraction_static", "engine_args.mem_fraction_static", 0.01, 0.999, false);
+      d.gpu_memory_utilization = r.num(e, "gpu_memory_utilization", "engine_args.gpu_memory_utilization", 0.01, 1.0, false);
+      if (auto v = r.num(e, "chunked_prefill_size", "engine_args.chunked_prefill_size", 1, 1 << 24, true)) d.chunked_prefill_size = static_cast<std::int64_t>(*v);
+      if (auto v = r.num(e, "max_num_batched_tokens", "engine_args.max_num_batched_tokens", 1, 1 << 24, true)) d.max_num_batched_tokens = static_cast<std::int64_t>(*v);
+      if (auto v = r.num(e, "max_num_seqs", "engine_args.max_num_seqs", 1, 1 << 20, true)) d.max_num_seqs = static_cast<std::int64_t>(*v);
+      if (auto v = r.num(e, "max_running_requests", "engine_args.max_running_requests", 1, 1 << 20, true)) d.max_num_seqs = static_cast<std::int64_t>(*v);
+      if (auto v = r.num(e, "cuda_graph_max_bs", "engine_args.cuda_graph_max_bs", 1, 65536, true)) d.cuda_graph_max_bs = static_cast<int>(*v);
+    }
+  }
+  if (root["serve"].IsDefined()) {
+    const YAML::Node s = root["serve"];
+    if (!s.IsMap()) {
+      r.error("schema/type", "'serve' must be a mapping", s);
+    } else {
+      r.keys(s, {"host", "port", "model_path", "served_model_name", "head_address"}, "serve");
+      if (auto v = r.str(s, "host", "serve.host")) d.host = *v;
+      if (auto v = r.num(s, "port", "serve.port", 1, 65535, true)) d.port = static_cast<int>(*v);
+      if (auto v = r.str(s, "model_path", "serve.model_path")) d.model_path = *v;
+      if (auto v = r.str(s, "served_model_name", "serve.served_model_name")) d.served_model_name = *v;
+      if (auto v = r.str(s, "head_address", "serve.head_address")) d.head_address = *v;
+    }
+  }
+  if (root["budget"].IsDefined()) {
+    const YAML::Node b = root["budget"];
+    if (!b.IsMap()) {
+      r.error("schema/type", "'budget' must be a mapping", b);
+    } else {
+      r.keys(b, {"usd_per_month_max", "usd_per_gpu_hour"}, "budget");
+      d.usd_per_month_max = r.num(b, "usd_per_month_max", "budget.usd_per_month_max", 0, 1e12, false);
+      d.usd_per_gpu_hour = r.num(b, "usd_per_gpu_hour", "budget.usd_per_gpu_hour", 0.001, 1e4, false);
+    }
+  }
+  return d;
+}
+
+namespace {
+
+struct Token {
+  std::string text;
+  int line = 1, column = 1;
+};
+
+// POSIX-shell-like word splitting: quotes, backslash escapes, backslash-newline continuations,
+// comments. No expansion: `$(...)` stays literal text.
+std::vector<Token> split_words(const std::string& s) {
+  std::vector<Token> out;
+  Token cur;
+  bool in_word = false;
+  int line = 1, col = 1;
+  std::size_t i = 0;
+  auto advance = [&](char c) {
+    if (c == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  };
+  auto start = [&]() {
+    if (!in_word) {
+      cur = Token{"", line, col};
+      in_word = true;
+    }
+  };
+  auto finish = [&]() {
+    if (in_word) out.push_back(cur);
+    in_word = false;
+  };
+  while (i < s.size()) {
+    const char c = s[i];
+    if (c == '\\' && i + 1 < s.size() && s[i + 1] == '\n') {
+      advance(c);
+      advance('\n');
+      i += 2;
+      continue;
+    }
+    if (!in_word && c == '#') {
+      while (i < s.size() && s[i] != '\n') advance(s[i++]);
+      continue;
+    }
+    if (c == '\n' || c == ';') {
+      finish();
+      out.push_back(Token{"\n", line, col});
+      advance(c);
+      ++i;
+      continue;
+    }
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      finish();
+      advance(c);
+      ++i;
+      continue;
+    }
+    start();
+    if (c == '\'') {
+      advance(c);
+      ++i;
+      while (i < s.size() && s[i] != '\'') {
+        cur.text += s[i];
+        advance(s[i++]);
+      }
+      if (i < s.size()) advance(s[i++]);
+      continue;
+    }
+    if (c == '"') {
+      advance(c);
+      ++i;
+      while (i < s.size() && s[i] != '"') {
+        if (s[i] == '\\' && i + 1 < s.size() && (s[i + 1] == '"' || s[i + 1] == '\\' || s[i + 1] == '$' || s[i + 1] == '`')) {
+          advance(s[i++]);
+        }
+        cur.text += s[i];
+        advance(s[i++]);
+      }
+      if (i < s.size()) advance(s[i++]);
+      continue;
+    }
+    if (c == '\\' && i + 1 < s.size()) {
+      advance(c);
+      ++i;
+    }
+    cur.text += s[i];
+    advance(s[i++]);
+  }
+  finish();
+  return out;
+}
+
+}  // namespace
+
+Deployment parse_launch_command(const std::string& text, const std::string& origin, std::vector<Finding>& findings) {
+  if (text.find('\0') != std::string::npos) throw InputError(fmt::format("{}: binary data, not a command line", origin));
+  if (text.size() > (1u << 20)) throw InputError(fmt::format("{}: command line longer than 1 MiB", origin));
+  const auto words = split_words(text);
+  // find the engine invocation: `vllm serve` or `-m sglang.launch_server`
+  Deployment d;
+  d.file = origin;
+  std::size_t i = 0, begin = words.size();
+  for (; i < words.size(); ++i) {
+    if (words[i].text == "vllm" && i + 1 < words.size() && words[i + 1].text == "serve") {
+      d.engine = Engine::vllm;
+      begin = i + 2;
+      break;
+    }
+    if (words[i].text == "sglang.launch_server" || words[i].text == "sglang_router.launch_server") {
+      d.engine = Engine::sglang;
+      begin = i + 1;
+      break;
+    }
+  }
+  if (begin >= words.size() && begin == words.size() && i == words.size())
+    throw InputError(fmt::format("{}: no `vllm serve` or `python3 -m sglang.launch_server` command found", origin));
+  auto pos = [&](const Token& t) { return SourcePos{origin, t.line, t.column}; };
+  auto number = [&](const Token& flag, const std::string& v, double lo, double hi) -> std::optional<double> {
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || end == nullptr || *end != '\0' || !std::isfinite(x) || x < lo || x > hi) {
+      findings.push_back({"command/value", "error", fmt::format("{} {}: expected a number in [{}, {}]", flag.text, v, lo, hi), pos(flag)});
+      return std::nullopt;
+    }
+    return x;
+  };
+  bool ep_enabled = false;
+  int ep_size = 0;
+  d.layout_given = true;
+  for (std::size_t k = begin; k < words.size(); ++k) {
+    const Token& t = words[k];
+    if (t.text == "\n") break;
+    std::string flag = t.text, value;
+    const auto eq = flag.find('=');
+    bool has_inline = false;
+    if (flag.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+      has_inline = true;
+    }
+    for (auto& c : flag)
+      if (c == '_') c = '-';
+    auto take = [&]() -> std::string {
+      if (has_inline) return value;
+      if (k + 1 < words.size() && words[k + 1].text != "\n") return words[++k].text;
+      findings.push_back({"command/value", "error", fmt::format("{} needs a value", flag), pos(t)});
+      return "";
+    };
+    const Token ft{flag, t.line, t.column};
+    if (flag.rfind("-", 0) != 0) {  // positional: vLLM's model
+      if (d.engine == Engine::vllm && d.model_path.empty()) {
+        d.model_path = flag;
+        d.where["model"] = pos(t);
+      }
+      continue;
+    }
+    if (flag == "--model-path" || flag == "--model") {
+      d.model_path = take();
+      d.where["model"] = pos(t);
+    } else if (flag == "--tp-size" || flag == "--tp" || flag == "--tensor-parallel-size" || flag == "-tp") {
+      if (auto v = number(ft, take(), 1, 4096)) d.layout.tp = static_cast<int>(*v);
+      d.where["parallel.tp"] = pos(t);
+    } else if (flag == "--ep-size" || flag == "--ep" || flag == "--expert-parallel-size") {
+      if (auto v = number(ft, take(), 1, 4096)) ep_size = static_cast<int>(*v);
+      d.where["parallel.ep"] = pos(t);
+    } else if (flag == "--dp-size" || flag == "--dp" || flag == "--data-parallel-size" || flag == "-dp") {
+      if (auto v = number(ft, take(), 1, 4096)) d.layout.dp = static_cast<int>(*v);
+      d.where["parallel.dp"] = pos(t);
+    } else if (flag == "--pp-size" || flag == "--pp" || flag == "--pipeline-parallel-size" || flag == "-pp") {
+      if (auto v = number(ft, take(), 1, 4096)) d.layout.pp = static_cast<int>(*v);
+      d.where["parallel.pp"] = pos(t);
+    } else if (flag == "--enable-dp-attention") {
+      d.layout.dp_attention = true;
+      d.where["parallel.dp_attention"] = pos(t);
+    } else if (flag == "--enable-expert-parallel" || flag == "-ep") {
+      ep_enabled = true;
+      d.where["parallel.ep"] = pos(t);
+    } else if (flag == "--mem-fraction-static") {
+      d.mem_fraction_static = number(ft, take(), 0.01, 0.999);
+      d.where["engine_args.mem_fraction_static"] = pos(t);
+    } else if (flag == "--gpu-memory-utilization") {
+      d.gpu_memory_utilization = number(ft, take(), 0.01, 1.0);
+      d.where["engine_args.gpu_memory_utilization"] = pos(t);
+    } else if (flag == "--context-length" || flag == "--max-model-len") {
+      const std::string v = take();
+      try {
+        d.context = parse_context(v, flag);
+      } catch (const InputError& e) {
+        findings.push_back({"command/value", "error", e.what(), pos(t)});
+      }
+      d.where["context"] = pos(t);
+    } else if (flag == "--max-running-requests" || flag == "--max-num-seqs") {
+      if (auto v = number(ft, take(), 1, 1 << 20)) {
+        d.max_num_seqs = static_cast<std::int64_t>(*v);
+        d.users = *d.max_num_seqs;
+      }
+      d.where["engine_args.max_num_seqs"] = pos(t);
+      d.where["users"] = pos(t);
+    } else if (flag == "--max-num-batched-tokens" || flag == "--chunked-prefill-size") {
+      if (auto v = number(ft, take(), 1, 1 << 24)) d.max_num_batched_tokens = static_cast<std::int64_t>(*v);
+      d.where["engine_args.max_num_batched_tokens"] = pos(t);
+    } else if (flag == "--cuda-graph-max-bs") {
+      if (auto v = number(ft, take(), 1, 65536)) d.cuda_graph_max_bs = static_cast<int>(*v);
+    } else if (flag == "--kv-cache-dtype") {
+      d.kv_dtype = take();
+      d.where["kv_dtype"] = pos(t);
+    } else if (flag == "--nnodes") {
+      if (auto v = number(ft, take(), 1, 10000)) d.nodes = static_cast<int>(*v);
+      d.where["nodes"] = pos(t);
+    } else if (flag == "--host") {
+      d.host = take();
+    } else if (flag == "--port") {
+      if (auto v = number(ft, take(), 1, 65535)) d.port = static_cast<int>(*v);
+    } else if (flag == "--trust-remote-code") {
+      d.trust_remote_code = true;
+    } else if (flag == "--tool-call-parser") {
+      d.tool_call_parser = take();
+      d.where["tool_call_parser"] = pos(t);
+    } else if (flag == "--reasoning-parser") {
+      d.reasoning_parser = take();
+      d.where["reasoning_parser"] = pos(t);
+    } else if (flag == "--served-model-name") {
+      d.served_model_name = take();
+    } else if (flag == "--dist-init-addr" || flag == "--master-addr") {
+      d.head_address = take();
+    } else if (!has_inline && k + 1 < words.size() && words[k + 1].text != "\n" && words[k + 1].text.rfind("-", 0) != 0) {
+      ++k;  // an unknown flag with a value: skip the value
+    }
+  }
+  if (d.engine == Engine::vllm) d.layout.ep = ep_enabled ? d.layout.tp * d.layout.dp : 1;
+  else d.layout.ep = ep_size > 0 ? ep_size : 1;
+  if (d.model_path.empty()) findings.push_back({"command/model", "error", "no model given (--model-path / positional model)", {origin, 1, 1}});
+  d.model = d.model_path;
+  if (d.trust_remote_code == std::nullopt) d.trust_remote_code = false;
+  return d;
+}
+
+}  // namespace k3plan
