@@ -1,6 +1,9 @@
 #include "cli.hpp"
 
 #include <k3plan/commands.hpp>
+#include <k3plan/launch.hpp>
+#include <k3plan/layout.hpp>
+#include <k3plan/units.hpp>
 #include <k3plan/validate.hpp>
 
 namespace k3plan {
@@ -105,6 +108,35 @@ Cli::Cli() {
   validate->add_option("--cases", *vpath, "A cases YAML (default: the embedded data/validation/engine-logs.cases.yaml)");
   add_format(validate, global);
   validate->callback([this, vpath] { action = [vpath](const Catalogue& c) { return run_validate(c, *vpath); }; });
+  auto lo = std::make_shared<LaunchOptions>();
+  auto lo_engine = std::make_shared<std::string>("sglang");
+  auto lo_context = std::make_shared<std::string>();
+  auto* launch = app.add_subcommand("launch", "Engine launch commands (per node), a LeaderWorkerSet manifest or JSON, for a deployment that fits");
+  launch->add_option("file", lo->file, "Deployment YAML (see examples/); or give -m -g -n and the flags below");
+  launch->add_option("-m,--model", lo->flags.model, "Model id, model YAML or config.json");
+  launch->add_option("-g,--gpu", lo->flags.gpu, "GPU id");
+  launch->add_option("-n,--gpus", lo->flags.gpus, "GPUs");
+  launch->add_option("--nodes", lo->flags.nodes, "Nodes");
+  launch->add_option("--engine", *lo_engine, "sglang or vllm")->capture_default_str();
+  launch->add_option("--context,-c", *lo_context, "Context length (default: the model maximum)");
+  launch->add_option("--users,-u", lo->flags.users, "Concurrent users")->capture_default_str();
+  launch->add_option("--kv-dtype", lo->flags.kv_dtype, "KV cache dtype")->capture_default_str();
+  launch->add_option("--model-path", lo->flags.model_path, "What the engine loads (default: the model's HF repo)");
+  launch->add_option("--host", lo->flags.host, "Bind address")->capture_default_str();
+  launch->add_option("--port", lo->flags.port, "Port (default: SGLang 30000, vLLM 8000)");
+  launch->add_option("--head-address", lo->flags.head_address, "Head node address (default: $HEAD_ADDR at run time)");
+  launch->add_option("--emit", lo->emit, "sh (one script, node rank as $1; with --out one per node), k8s (LeaderWorkerSet) or json")->capture_default_str();
+  launch->add_option("--out,-o", lo->out_dir, "Write the files into this directory");
+  launch->add_option("--image", lo->image, "Container image for --emit k8s");
+  add_format(launch, global);
+  launch->callback([this, lo, lo_engine, lo_context] {
+    action = [lo, lo_engine, lo_context](const Catalogue& c) {
+      lo->flags.engine = parse_engine(*lo_engine);
+      if (!lo_context->empty()) lo->flags.context = parse_context(*lo_context, "--context");
+      if (lo->emit == "json") lo->flags.file = "<flags>";
+      return run_launch(c, *lo);
+    };
+  });
 }
 
 }  // namespace k3plan

@@ -165,6 +165,7 @@ std::string render(const Report& r, Format f) {
       return out;
     }
     case Format::table: {
+      if (!r.raw_text.empty()) return r.raw_text;
       std::string out;
       for (std::size_t i = 0; i < r.tables.size(); ++i) {
         if (i > 0) out += "\n";

@@ -1,0 +1,168 @@
+#pragma once
+// Throughput and latency of one deployment, from first principles plus a few calibrated factors.
+// Pure calculator: no I/O. The factors come from data/perf/efficiency.yaml (loaded by the command
+// layer, see perf_cmd.hpp); every result lists the factors it used.
+//
+// One forward pass over T tokens on one pipeline stage costs, per GPU,
+//   t = max(bytes / (HBM bandwidth x hbm),  sum_format FLOPs / (dense TFLOPS[format] x mfu))
+//       + communication (TP all-reduce or DP-attention gather/scatter, EP dispatch/combine, PP send)
+//       + per-layer overhead (kernel launches, synchronisation)
+// where bytes = the weights the pass touches (attention, dense and shared MLP, LM head, and of the
+// routed experts only those the T tokens pick: E x (1 - (1 - k/E)^T) per layer, spread over the EP
+// ranks) + the KV cache and recurrent state of the sequences in the batch.
+// A decode step is one such pass over B x (1 + draft tokens) tokens, plus a fixed per-step
+// overhead and the draft passes; prefill is a pass over a chunk of prompt tokens. A closed-loop
+// continuous-batching server with C users (InferenceX's fixed --max-concurrency) then settles
+// where every user's request takes TTFT + (OSL - 1) x TPOT and prefill work steals its share of
+// the decode time.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <k3plan/gpu.hpp>
+#include <k3plan/kv.hpp>
+#include <k3plan/layout.hpp>
+#include <k3plan/model.hpp>
+
+namespace k3plan {
+
+// Efficiency factors for one GPU family and serving engine (data/perf/efficiency.yaml).
+struct PerfEfficiency {
+  std::string family;  // e.g. nvidia-hopper
+  std::string engine;  // sglang | vllm | trt | atom
+  double hbm = 0.7;                // fraction of peak HBM bandwidth a decode pass reaches
+  double decode_mfu = 0.35;        // fraction of dense peak FLOPS in decode GEMMs
+  double prefill_mfu = 0.45;       // fraction of dense peak FLOPS in prefill
+  double step_overhead_ms = 1.0;   // fixed per decode step (scheduler, sampling, graph launch)
+  double layer_overhead_us = 20;   // per decoder layer per forward pass (kernel launches, syncs)
+  double comm_latency_us = 10;     // per collective (all-reduce, all-to-all) start-up latency
+  double scaleout_latency_us = 30; // per collective when the group leaves the scale-up domain
+  double comm_efficiency = 0.7;    // fraction of the link's one-way bandwidth a collective reaches
+  double scaleout_gb_s = 50;       // per GPU, one way, when a group leaves the scale-up domain
+  int spec_tokens = 3;             // default draft tokens when speculative decoding is on
+  double spec_acceptance = 0.7;    // default per-token acceptance probability
+  std::vector<std::string> assumptions;  // one line per factor: value and how it was obtained
+};
+
+// Model constants the estimator needs, computed once per (model, weight precision, KV dtype).
+struct PerfModel {
+  std::string id;
+  int layers = 0;
+  int moe_layers = 0;
+  double hidden = 0;
+  // weight bytes over all layers, by how they are split across GPUs
+  double attn_sharded_bytes = 0;     // attention, split by the attention-TP degree
+  double attn_replicated_bytes = 0;  // MLA low-rank input projections, on every rank
+  double tp_sharded_bytes = 0;       // dense MLP, shared experts, latent projections: split by TP
+  double replicated_bytes = 0;       // router, norms
+  double lm_head_bytes = 0;          // vocab-parallel, split by TP
+  double expert_bytes = 0;           // one routed expert in one layer
+  int experts = 0;                   // routed experts per MoE layer (0 = dense model)
+  int top_k = 0;
+  // active parameters per token with the weight format their GEMMs run in
+  struct ActiveGroup {
+    double params = 0;
+    std::string precision;  // weight format name (bf16, fp8-block, mxfp4, ...)
+  };
+  std::vector<ActiveGroup> active;  // non-zero groups only
+  double active_params = 0;
+  // attention FLOPs per query token per attended context token, summed over full-attention layers
+  double attn_decode_flops = 0;   // MLA absorbed (latent) form in decode
+  double attn_prefill_flops = 0;  // MLA expanded (per-head) form in prefill
+  struct WindowLayers {
+    int window = 0;      // sliding window (tokens), or compress ratio when `compressed`
+    bool compressed = false;
+    double flops = 0;    // per query token per attended token, all such layers
+  };
+  std::vector<WindowLayers> windowed;
+  double linear_attn_flops = 0;  // per token, constant (recurrent state update), all layers
+  // KV cache and state per sequence per GPU, by attention-TP degree 1, 2, 4, ..., 128
+  std::string kv_dtype;
+  std::array<KvProfile, 8> kv;
+  const KvProfile& kv_at(int attn_tp) const;
+};
+
+// A copy of `m` with every weight in `uniform` (when set) or the routed experts in `experts`
+// (when set; the rest as shipped). Throws InputError on an unknown format.
+Model with_precision(const Model& m, const std::string& uniform, const std::string& experts);
+
+PerfModel prepare_perf_model(const Model& m, const std::string& kv_dtype = "auto");
+
+struct PerfConfig {
+  Layout layout;
+  Engine engine = Engine::sglang;   // layout semantics (GPU count, MoE group) and memory rules
+  double isl = 1024, osl = 1024;    // nominal input / output tokens per request
+  double length_scale = 1.0;        // mean request length / nominal (InferenceX draws 80-100%: 0.9)
+  int concurrency = 1;              // users in the closed loop (InferenceX --max-concurrency)
+  int spec_tokens = 0;              // draft tokens per step; 0 = no speculative decoding
+  double spec_acceptance = 0;       // per-token acceptance probability of a draft token
+  std::int64_t max_running = 0;     // sequences the KV pool holds at ISL+OSL (0 = no limit)
+  std::int64_t prefill_chunk = 16384;  // batch-token limit per prefill step
+};
+
+// One forward pass on one pipeline stage, per GPU.
+struct PassCost {
+  double tokens = 0;
+  double weight_bytes = 0;
+  double kv_bytes = 0;
+  double experts_touched = 0;  // expected routed experts touched per MoE layer on one EP rank
+  double flops = 0;
+  double t_memory_ms = 0, t_compute_ms = 0, t_comm_ms = 0, t_overhead_ms = 0;
+  double total_ms() const { return (t_memory_ms > t_compute_ms ? t_memory_ms : t_compute_ms) + t_comm_ms + t_overhead_ms; }
+};
+
+struct DecodeStep {
+  double batch = 0;           // sequences decoding
+  PassCost pass;              // the verify/decode pass (one stage)
+  double t_draft_ms = 0;      // draft passes (speculative decoding)
+  double t_step_ms = 0;       // whole step, all pipeline stages, incl. per-step overhead
+  double tokens_per_step = 1; // accepted tokens per sequence per step
+  std::string bound;          // memory | compute | communication
+};
+
+struct PerfResult {
+  int gpus = 0;
+  double ttft_s = 0;
+  double tpot_ms = 0;
+  double interactivity = 0;  // tok/s per user = 1000 / TPOT
+  double e2e_s = 0;
+  double tput_input_per_gpu = 0, tput_output_per_gpu = 0, tput_total_per_gpu = 0;
+  double running = 0;        // sequences decoding at steady state
+  double prefill_share = 0;  // fraction of GPU time spent in prefill
+  double prefill_ms = 0;     // one request's prefill alone (ISL tokens)
+  DecodeStep step;
+  std::string bound;
+  bool queued = false;       // concurrency above what the KV pool holds: requests wait
+};
+
+// Expected distinct experts picked per layer by `tokens` tokens each choosing k of E
+// (independent, uniform routing): E x (1 - (1 - k/E)^tokens).
+double expected_experts_touched(int experts, int k, double tokens);
+// Expected tokens a sequence advances per speculative step with K draft tokens each accepted
+// with probability a (stopping at the first rejection, plus the bonus token): (1 - a^(K+1)) / (1 - a).
+double spec_tokens_per_step(int draft_tokens, double acceptance);
+// Dense TFLOPS a weight format's GEMMs run at on `gpu`: FP4 only where the GPU runs that format
+// natively (tflops_fp4 > 0); FP8 where fp8 is native; everything else at BF16 (weight-only kernels).
+double gemm_tflops(const Gpu& gpu, const std::string& weight_precision);
+
+// GPUs the layout occupies and its degrees as the estimator uses them.
+struct LayoutShape {
+  int gpus = 1, stage_gpus = 1, pp = 1;
+  int attn_groups = 1;  // DP-attention groups (each holds its own sequences)
+  int attn_tp = 1;
+  int tp = 1;           // dense / shared MLP and LM head split
+  int moe_group = 1;    // GPUs sharing the routed experts
+  int ep = 1;           // expert-parallel degree inside the MoE group
+};
+LayoutShape layout_shape(const Layout& l, Engine e);
+
+PassCost forward_pass(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const LayoutShape& ls, double tokens, double seqs,
+                      double context, bool prefill);
+DecodeStep decode_step(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const PerfConfig& c, double batch, double context);
+// Prefill of one request of `isl` tokens on an otherwise idle instance, ms.
+double prefill_ms(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const PerfConfig& c, double isl);
+
+PerfResult estimate_perf(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const PerfConfig& c);
+
+}  // namespace k3plan
