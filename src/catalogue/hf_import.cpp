@@ -231,6 +231,19 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     return static_cast<int>(blocks.size() - 1);
   };
 
+  // Gated DeltaNet (Qwen3-Next, Qwen3.5): linear_* fields
+  auto gated_deltanet = [&]() {
+    AttentionBlock g;
+    g.kind = AttnKind::gdn;
+    g.name = "gdn";
+    g.num_k_heads = as_int(c.integer({"linear_num_key_heads"}, 0, true));
+    g.num_v_heads = as_int(c.integer({"linear_num_value_heads"}, 0, true));
+    g.head_k_dim = as_int(c.integer({"linear_key_head_dim"}, 0, true));
+    g.head_v_dim = as_int(c.integer({"linear_value_head_dim"}, 0, true));
+    g.conv_kernel = as_int(c.integer({"linear_conv_kernel_dim"}, 4));
+    return g;
+  };
+
   if (c.has("compress_ratios")) {
     // DeepSeek V4: every layer keeps a sliding window; ratio 4 layers add the lightning indexer.
     const auto& cr = c.j["compress_ratios"];
@@ -309,15 +322,7 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
         b.sliding_window = as_int(c.integer({"sliding_window"}, 0, true));
         per_layer[static_cast<std::size_t>(i)] = add_block(b);
       } else if (t == "linear_attention") {
-        AttentionBlock g;
-        g.kind = AttnKind::gdn;
-        g.name = "gdn";
-        g.num_k_heads = as_int(c.integer({"linear_num_key_heads"}, 0, true));
-        g.num_v_heads = as_int(c.integer({"linear_num_value_heads"}, 0, true));
-        g.head_k_dim = as_int(c.integer({"linear_key_head_dim"}, 0, true));
-        g.head_v_dim = as_int(c.integer({"linear_value_head_dim"}, 0, true));
-        g.conv_kernel = as_int(c.integer({"linear_conv_kernel_dim"}, 4));
-        per_layer[static_cast<std::size_t>(i)] = add_block(g);
+        per_layer[static_cast<std::size_t>(i)] = add_block(gated_deltanet());
       } else if (t == "full_attention" || t == "attention") {
         per_layer[static_cast<std::size_t>(i)] = add_block(full);
       } else {
@@ -326,15 +331,7 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     }
   } else if (c.has("full_attention_interval")) {
     const int every = as_int(c.integer({"full_attention_interval"}, 4));
-    AttentionBlock g;
-    g.kind = AttnKind::gdn;
-    g.name = "gdn";
-    g.num_k_heads = as_int(c.integer({"linear_num_key_heads"}, 0, true));
-    g.num_v_heads = as_int(c.integer({"linear_num_value_heads"}, 0, true));
-    g.head_k_dim = as_int(c.integer({"linear_key_head_dim"}, 0, true));
-    g.head_v_dim = as_int(c.integer({"linear_value_head_dim"}, 0, true));
-    g.conv_kernel = as_int(c.integer({"linear_conv_kernel_dim"}, 4));
-    const int gi = add_block(g);
+    const int gi = add_block(gated_deltanet());
     const int fi = add_block(full);
     for (int i = 0; i < layers; ++i) per_layer[static_cast<std::size_t>(i)] = ((i + 1) % std::max(1, every)) ? gi : fi;
   } else {

@@ -1,0 +1,131 @@
+// Hugging Face config.json import: layer kinds, MoE fields and precision across families.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <k3plan/catalogue.hpp>
+#include <k3plan/error.hpp>
+#include <k3plan/kv.hpp>
+#include <k3plan/params.hpp>
+
+using namespace k3plan;
+namespace fs = std::filesystem;
+
+namespace {
+std::string slurp(const std::string& name) {
+  std::ifstream in(std::string(K3PLAN_TEST_DATA) + "/" + name);
+  REQUIRE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+Model load(const std::string& name) { return import_hf_config(slurp(name), name); }
+int count_kind(const Model& m, AttnKind k) {
+  int n = 0;
+  for (int l : m.layers) n += m.blocks[static_cast<std::size_t>(l)].kind == k;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("Kimi K3's config.json gives the same model as the catalogue entry") {
+  const Model m = load("moonshotai--Kimi-K3_config.json");
+  CHECK(m.num_layers() == 93);
+  CHECK(count_kind(m, AttnKind::kda) == 69);
+  CHECK(count_kind(m, AttnKind::mla) == 24);
+  // 1-based full_attn_layers: 4, 8, ..., 92, 93 are MLA (0-based 3, 7, ..., 91, 92)
+  CHECK(m.blocks[static_cast<std::size_t>(m.layers[3])].kind == AttnKind::mla);
+  CHECK(m.blocks[static_cast<std::size_t>(m.layers[92])].kind == AttnKind::mla);
+  CHECK(m.blocks[static_cast<std::size_t>(m.layers[0])].kind == AttnKind::kda);
+  REQUIRE(m.moe);
+  CHECK(m.moe->latent_size == 3584);
+  CHECK(m.precision_of(ParamGroup::routed_experts) == "mxfp4");
+  CHECK(m.precision_of(ParamGroup::attention) == "bf16");
+  CHECK(m.precision_of(ParamGroup::shared_experts) == "bf16");
+  const Catalogue cat = Catalogue::embedded();
+  CHECK(count_params(m).total == Approx(count_params(cat.model("kimi-k3")).total).epsilon(0.001));
+  CHECK(m.vision_params > 0);
+}
+
+TEST_CASE("DeepSeek-V3's fp8 block quantisation and MTP layer are read") {
+  const Model m = load("deepseek-ai--DeepSeek-V3_config.json");
+  CHECK(m.precision_of(ParamGroup::routed_experts) == "fp8-block");
+  CHECK(m.precision_of(ParamGroup::embedding) == "bf16");
+  CHECK(m.mtp_layers == 1);
+  CHECK(m.moe->first_dense_layers == 3);
+  CHECK(count_params(m).total == Approx(671e9).epsilon(0.01));
+}
+
+TEST_CASE("DeepSeek-V3.2's indexer makes the sparse fp8 cache of 656 + 132 B per layer") {
+  const Model m = load("deepseek-ai--DeepSeek-V3.2_config.json");
+  KvOptions o;
+  CHECK(kv_profile(m, o).bytes_per_token == 61 * (656 + 132));
+  o.kv_dtype = "bf16";
+  CHECK(kv_profile(m, o).bytes_per_token == 61 * (576 * 2 + 132));
+}
+
+TEST_CASE("gpt-oss alternates sliding-window and full layers and ships MXFP4 experts") {
+  const Model m = load("openai--gpt-oss-120b_config.json");
+  int sliding = 0;
+  for (int l : m.layers) sliding += m.blocks[static_cast<std::size_t>(l)].sliding_window > 0;
+  CHECK(sliding == 18);
+  CHECK(m.num_layers() == 36);
+  CHECK(m.blocks[static_cast<std::size_t>(m.layers[0])].sliding_window == 128);  // starts with sliding
+  CHECK(m.precision_of(ParamGroup::routed_experts) == "mxfp4");
+  CHECK(m.precision_of(ParamGroup::attention) == "bf16");
+  CHECK(count_params(m).total == Approx(116.8e9).epsilon(0.01));
+}
+
+TEST_CASE("DeepSeek V4 layers follow compress_ratios, the MTP entry excluded") {
+  const Model m = load("deepseek-ai--DeepSeek-V4-Pro_config.json");
+  CHECK(m.num_layers() == 61);
+  int c4 = 0, c128 = 0;
+  for (int l : m.layers) {
+    const auto& b = m.blocks[static_cast<std::size_t>(l)];
+    c4 += b.compress_ratio == 4;
+    c128 += b.compress_ratio == 128;
+  }
+  CHECK(c4 == 30);
+  CHECK(c128 == 31);
+  KvOptions o;
+  CHECK(kv_profile(m, o).bytes_per_sequence(1048576) / 1073741824.0 == Approx(9.62).epsilon(0.005));
+}
+
+TEST_CASE("Qwen3.5's layer_types give Gated DeltaNet layers with a fixed state") {
+  const Model m = load("Qwen--Qwen3.5-35B-A3B_config.json");
+  CHECK(count_kind(m, AttnKind::gdn) > 0);
+  CHECK(count_kind(m, AttnKind::gqa) > 0);
+  KvOptions o;
+  CHECK(kv_profile(m, o).state_bytes_per_sequence > 0);
+}
+
+TEST_CASE("Nemotron-H's pattern gives Mamba2, attention and MLP-only layers, and Python's Infinity parses") {
+  const Model m = load("nvidia--Nemotron-H-56B-Base-8K_config.json");
+  CHECK(count_kind(m, AttnKind::mamba2) == 54);
+  CHECK(count_kind(m, AttnKind::gqa) == 10);
+  CHECK(count_kind(m, AttnKind::none) == 54);
+  CHECK(count_params(m).total == Approx(56e9).epsilon(0.02));
+}
+
+TEST_CASE("a ModelOpt FP8 checkpoint directory reads hf_quant_config.json beside config.json") {
+  char tmpl[] = "/tmp/k3plan-import-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const fs::path dir(tmpl);
+  fs::copy_file(std::string(K3PLAN_TEST_DATA) + "/nvidia--Llama-3.1-70B-Instruct-FP8_config.json", dir / "config.json");
+  fs::copy_file(std::string(K3PLAN_TEST_DATA) + "/nvidia--Llama-3.1-70B-Instruct-FP8_hf_quant_config.json", dir / "hf_quant_config.json");
+  const Catalogue cat = Catalogue::embedded();
+  const Model m = resolve_model(cat, dir.string());
+  CHECK(m.precision_of(ParamGroup::dense_mlp) == "fp8");
+  CHECK(weights_as_shipped(m, count_params(m)).bytes == Approx(72e9).epsilon(0.05));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("malformed and hostile config.json files are input errors") {
+  CHECK_THROWS_AS(import_hf_config("{", "x.json"), InputError);
+  CHECK_THROWS_AS(import_hf_config("[]", "x.json"), InputError);
+  CHECK_THROWS_AS(import_hf_config(R"({"hidden_size": 8})", "x.json"), InputError);
+  CHECK_THROWS_AS(import_hf_config(R"({"hidden_size": -8, "vocab_size": 8, "max_position_embeddings": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 8})", "x.json"), InputError);
+  CHECK_THROWS_AS(import_hf_config(R"({"hidden_size": 8, "vocab_size": 8, "max_position_embeddings": 8, "num_hidden_layers": 1e9, "num_attention_heads": 2, "intermediate_size": 8})", "x.json"), InputError);
+  CHECK_NOTHROW(import_hf_config(R"({"hidden_size": 8, "vocab_size": 8, "max_position_embeddings": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 8})", "x.json"));
+}
