@@ -6,6 +6,7 @@
 #include <k3plan/commands.hpp>
 #include <k3plan/cost.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/kv.hpp>
 #include <k3plan/params.hpp>
 #include <k3plan/units.hpp>
 
@@ -117,6 +118,35 @@ Report run_cost(const Catalogue& cat, const CostOptions& o) {
                                   fmt_int(std::abs(rent_month - bill.total())), fmt_int(ratio > 0 ? break_even_output_tokens(rent_month, api, ratio, hit) : t0)));
   } else {
     r.data["tier"] = nullptr;
+  }
+
+  // tier 2: a smaller model on one accelerator (seed rule: 4-bit weights + KV + ~2 GB runtime < VRAM)
+  {
+    Table t2{"Tier 2: catalogue models that fit one accelerator at 4 bits (weights + KV for one 8k user + 2 GB runtime < VRAM)",
+             {"VRAM GB", "fits", "largest"}, {}, {true, false, false}};
+    nlohmann::json j2 = nlohmann::json::array();
+    for (double vram_gb : {16.0, 24.0, 48.0, 80.0}) {
+      std::vector<std::string> fit_ids;
+      std::string largest = "-";
+      double largest_p = 0;
+      nlohmann::json ids = nlohmann::json::array();
+      for (const auto& cm : cat.models()) {
+        const auto cp = count_params(cm);
+        const double w = weights_uniform(cp, "int4").bytes;
+        const double kv = kv_profile(cm, KvOptions{}).bytes_per_sequence(8192);
+        if (!fits_single_accelerator(w, kv, vram_gb * 1e9)) continue;
+        fit_ids.push_back(cm.id);
+        ids.push_back(cm.id);
+        if (cp.total > largest_p) {
+          largest_p = cp.total;
+          largest = fmt::format("{} ({})", cm.id, fmt_params(cp.total));
+        }
+      }
+      t2.rows.push_back({fmt::format("{:g}", vram_gb), fit_ids.empty() ? "-" : fmt::format("{}", fmt::join(fit_ids, ", ")), largest});
+      j2.push_back({{"vram_bytes", vram_gb * 1e9}, {"models", ids}});
+    }
+    r.tables.push_back(t2);
+    r.data["tier2"] = j2;
   }
 
   // throughput per dollar
