@@ -144,3 +144,30 @@ TEST_CASE("a context beyond the model maximum does not fit and says so") {
   for (const auto& r : f.reasons) named = named || r.find("maximum") != std::string::npos;
   CHECK(named);
 }
+
+TEST_CASE("decode context parallel splits the MLA cache over its ranks and is refused for GQA models") {
+  const Model& k3 = cat().model("kimi-k3");
+  KvOptions o;
+  o.tp = 8;
+  o.dcp = 8;
+  CHECK(kv_profile(k3, o).bytes_per_token == 27648 / 8);
+  Layout l;
+  l.tp = 8;
+  l.dcp = 8;
+  CHECK_FALSE(layout_refusals(cat().model("llama-3.1-70b"), cat().gpu("h100"), Engine::vllm, l).empty());
+  Layout bad = l;
+  bad.dcp = 3;
+  bad.ep = 8;
+  CHECK_FALSE(layout_refusals(k3, cat().gpu("b300"), Engine::sglang, bad).empty());
+}
+
+TEST_CASE("Kimi K3 on one B300 node at 128k for 32 users: TP8 with DCP8, as the SGLang cookbook's balanced recipe") {
+  EngineSettings s;
+  const FitResult f = search_fit(cat().model("kimi-k3"), cat().gpu("b300"), s, 131072, 32);
+  REQUIRE(f.fits);
+  CHECK(f.gpus == 8);
+  CHECK(f.layout.tp == 8);
+  CHECK(f.layout.dcp == 8);
+  CHECK(f.sglang_flags.find("--dcp-size 8") != std::string::npos);
+  CHECK(f.vllm_flags.find("--decode-context-parallel-size 8") != std::string::npos);
+}

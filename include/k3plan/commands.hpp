@@ -50,6 +50,7 @@ struct FitOptions {
   std::int64_t users = 1;
   std::string engine = "sglang";
   int tp = 0, ep = 0, dp = 0, pp = 0;  // 0 = search / default
+  int dcp = 0;                          // decode context parallel (MLA)
   bool dp_attention = false;
   std::string kv_dtype = "auto";
   std::optional<double> gpu_memory_utilization;

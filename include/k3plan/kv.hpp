@@ -20,6 +20,7 @@ namespace k3plan {
 
 struct KvOptions {
   int tp = 1;
+  int dcp = 1;  // decode context parallel: MLA cache split over dcp ranks
   std::string kv_dtype = "auto";     // auto | bf16 | fp16 | fp8 | fp8_e4m3 | fp8_e5m2 | fp4
   std::string state_dtype = "fp32";  // recurrent state: fp32 (SGLang default, vLLM for KDA) | bf16
   std::string conv_dtype = "auto";   // conv state: auto = model dtype

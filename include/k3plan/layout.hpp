@@ -20,6 +20,9 @@ struct Layout {
   int dp = 1;
   int pp = 1;
   bool dp_attention = false;
+  // decode context parallel: the MLA cache of each sequence is split over dcp ranks of the TP
+  // group (SGLang --dcp-size, vLLM --decode-context-parallel-size); adds no GPUs
+  int dcp = 1;
   int gpus(Engine e) const { return e == Engine::vllm ? tp * pp * dp : tp * pp; }
 };
 

@@ -36,6 +36,7 @@ struct PerfEfficiency {
   double prefill_mfu = 0.45;       // fraction of dense peak FLOPS in prefill
   double step_overhead_ms = 1.0;   // fixed per decode step (scheduler, sampling, graph launch)
   double layer_overhead_us = 20;   // per decoder layer per forward pass (kernel launches, syncs)
+  double ttft_overhead_ms = 30;    // per request outside the GPU: HTTP, tokenisation, scheduling, first chunk
   double comm_latency_us = 10;     // per collective (all-reduce, all-to-all) start-up latency
   double scaleout_latency_us = 30; // per collective when the group leaves the scale-up domain
   double comm_efficiency = 0.7;    // fraction of the link's one-way bandwidth a collective reaches

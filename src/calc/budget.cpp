@@ -160,6 +160,7 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
 
   KvOptions ko;
   ko.tp = attn_tp;
+  ko.dcp = l.dcp;
   ko.kv_dtype = s.kv_dtype;
   ko.state_dtype = s.state_dtype;
 
@@ -261,6 +262,7 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
   if (l.pp > 1) r.sglang_flags += fmt::format(" --pp-size {}", l.pp);
   if (l.dp > 1) r.sglang_flags += fmt::format(" --dp-size {}", l.dp);
   if (l.dp_attention) r.sglang_flags += " --enable-dp-attention";
+  if (l.dcp > 1) r.sglang_flags += fmt::format(" --dcp-size {}", l.dcp);
   r.sglang_flags += fmt::format(" --mem-fraction-static {:.3f} --context-length {} --max-running-requests {} --kv-cache-dtype {}",
                                 vllm ? sglang_default_mem_fraction(gpu, l, sglang_default_chunked_prefill(gpu), sglang_default_cuda_graph_max_bs(gpu, l.tp))
                                      : r.utilization_used,
@@ -268,6 +270,7 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
   if (r.nodes > 1) r.sglang_flags += fmt::format(" --nnodes {}", r.nodes);
   r.vllm_flags = fmt::format("--tensor-parallel-size {} --pipeline-parallel-size {} --data-parallel-size {}", l.tp, l.pp, l.dp);
   if (m.moe && (l.ep > 1 || (vllm && l.tp * l.dp > 1))) r.vllm_flags += " --enable-expert-parallel";
+  if (l.dcp > 1) r.vllm_flags += fmt::format(" --decode-context-parallel-size {}", l.dcp);
   r.vllm_flags += fmt::format(" --gpu-memory-utilization {:.2f} --max-model-len {} --max-num-seqs {} --kv-cache-dtype {}",
                               vllm ? r.utilization_used : kVllmDefaultUtilization, context,
                               vllm ? r.max_num_seqs : std::max<std::int64_t>(users_per_group, 1), kvd);
@@ -289,10 +292,18 @@ std::vector<Layout> candidate_layouts(const Model& m, const Gpu& gpu, Engine e, 
   auto try_add = [&](Layout l) {
     if (l.gpus(e) != gpus) return;
     for (const auto& x : out)
-      if (x.tp == l.tp && x.ep == l.ep && x.dp == l.dp && x.pp == l.pp && x.dp_attention == l.dp_attention) return;
+      if (x.tp == l.tp && x.ep == l.ep && x.dp == l.dp && x.pp == l.pp && x.dp_attention == l.dp_attention && x.dcp == l.dcp) return;
     if (layout_refusals(m, gpu, e, l).empty()) out.push_back(l);
   };
   const int node = gpu.gpus_per_node;
+  bool mla = false;
+  for (const auto& b : m.blocks) mla = mla || b.kind == AttnKind::mla;
+  // the same layout with the MLA cache split by decode context parallel (the recipes' "balanced")
+  auto try_dcp = [&](Layout l) {
+    if (!mla || l.tp < 2) return;
+    l.dcp = l.tp;
+    try_add(l);
+  };
   for (int tp = gpus; tp >= 1; tp /= 2) {
     if (gpus % tp != 0) continue;
     const int rest = gpus / tp;
@@ -305,6 +316,7 @@ std::vector<Layout> candidate_layouts(const Model& m, const Gpu& gpu, Engine e, 
         while (l.ep > 1 && (m.moe->routed_experts % l.ep != 0 || tp % l.ep != 0)) --l.ep;
       }
       try_add(l);
+      try_dcp(l);
       if (m.moe && l.ep != 1) {
         Layout t = l;
         t.ep = 1;
@@ -315,6 +327,7 @@ std::vector<Layout> candidate_layouts(const Model& m, const Gpu& gpu, Engine e, 
       l.pp = rest;
       if (m.moe) l.ep = tp;
       try_add(l);
+      try_dcp(l);
       if (m.moe && rest > 1) {
         Layout d = l;
         d.pp = 1;
@@ -325,7 +338,6 @@ std::vector<Layout> candidate_layouts(const Model& m, const Gpu& gpu, Engine e, 
     }
     if (tp <= 1) break;
   }
-  (void)node;
   // prefer TP within a node (no cross-node all-reduce), then larger TP
   std::stable_sort(out.begin(), out.end(), [&](const Layout& a, const Layout& b) {
     const bool ia = a.tp <= node || a.tp <= gpu.scaleup_domain_gpus, ib = b.tp <= node || b.tp <= gpu.scaleup_domain_gpus;

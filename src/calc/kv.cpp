@@ -96,6 +96,7 @@ LayerKv block_kv(const Model& m, const AttentionBlock& b, const KvOptions& o, do
       } else {
         k.bytes_per_token = dim * elem;
       }
+      k.bytes_per_token /= o.dcp;  // DCP interleaves each sequence's tokens over the dcp ranks
       break;
     }
     case AttnKind::compressed: {
@@ -141,6 +142,7 @@ LayerKv block_kv(const Model& m, const AttentionBlock& b, const KvOptions& o, do
 
 KvProfile kv_profile(const Model& m, const KvOptions& o) {
   if (o.tp < 1 || o.tp > 4096) throw InputError(fmt::format("--tp {}: must be between 1 and 4096", o.tp));
+  if (o.dcp < 1 || o.dcp > o.tp * 64) throw InputError(fmt::format("--dcp {}: must be between 1 and 64 x TP", o.dcp));
   if (o.draft_layers < 0 || o.draft_layers > 64) throw InputError(fmt::format("--draft-layers {}: must be between 0 and 64", o.draft_layers));
   KvProfile p;
   p.kv_dtype = resolve_kv_dtype(o.kv_dtype, m);

@@ -24,7 +24,7 @@ int nodes_for(const Gpu& g, int gpus) { return gpus <= g.gpus_per_node ? 1 : (gp
 std::vector<std::string> layout_refusals(const Model& m, const Gpu& gpu, Engine engine, const Layout& l,
                                          std::vector<std::string>* warnings) {
   std::vector<std::string> r;
-  if (l.tp < 1 || l.ep < 1 || l.dp < 1 || l.pp < 1) {
+  if (l.tp < 1 || l.ep < 1 || l.dp < 1 || l.pp < 1 || l.dcp < 1) {
     r.push_back("every parallel degree must be at least 1");
     return r;
   }
@@ -38,6 +38,12 @@ std::vector<std::string> layout_refusals(const Model& m, const Gpu& gpu, Engine 
   if (m.moe && l.ep > 1 && m.moe->routed_experts % l.ep != 0)
     r.push_back(fmt::format("number of routed experts ({}) is not divisible by ep_size ({})", m.moe->routed_experts, l.ep));
   const bool moe_fp8_block = m.moe && fp8_block(m.precision_of(ParamGroup::routed_experts));
+  if (l.dcp > 1) {
+    bool mla = false;
+    for (const auto& b : m.blocks) mla = mla || b.kind == AttnKind::mla;
+    if (!mla) r.push_back("decode context parallel is modelled for MLA models only");
+    if (l.tp % l.dcp != 0) r.push_back(fmt::format("tp_size={} must be divisible by dcp_size={}.", l.tp, l.dcp));
+  }
   if (engine == Engine::sglang) {
     const int attn_tp = l.dp_attention ? l.tp / std::max(1, l.dp) : l.tp;
     if (l.dp_attention && l.tp % l.dp != 0) r.push_back(fmt::format("tp_size ({}) must be divisible by dp_size ({}) with DP attention", l.tp, l.dp));
@@ -98,6 +104,7 @@ EngineFlags parallel_flags(const Model& m, const Gpu& gpu, const Layout& s, int 
   if (s.pp > 1) f.sglang += fmt::format(" --pp-size {}", s.pp);
   if (s.dp > 1) f.sglang += fmt::format(" --dp-size {}", s.dp);
   if (s.dp_attention) f.sglang += " --enable-dp-attention";
+  if (s.dcp > 1) f.sglang += fmt::format(" --dcp-size {}", s.dcp);
   if (nodes > 1) f.sglang += fmt::format(" --nnodes {}", nodes);
   const Layout v = vllm_layout_for(m, gpu, gpus);
   f.vllm = fmt::format("--tensor-parallel-size {} --pipeline-parallel-size {} --data-parallel-size {}", v.tp, v.pp, v.dp);

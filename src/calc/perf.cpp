@@ -389,7 +389,7 @@ PerfResult estimate_perf(const PerfModel& pm, const Gpu& gpu, const PerfEfficien
   // fixed point of the closed loop
   DecodeStep step = decode_step(pm, gpu, eff, c, run, ctx);
   double tpot = step.t_step_ms / step.tokens_per_step;
-  double ttft = r.prefill_ms / 1e3;
+  double ttft = r.prefill_ms / 1e3 + eff.ttft_overhead_ms / 1e3;
   double e2e = ttft + (osl - 1) * tpot / 1e3;
   double rho = 0;
   for (int it = 0; it < 40; ++it) {
@@ -402,7 +402,7 @@ PerfResult estimate_perf(const PerfModel& pm, const Gpu& gpu, const PerfEfficien
     step = decode_step(pm, gpu, eff, c, decoding, ctx);
     tpot = step.t_step_ms / step.tokens_per_step / (1 - rho);
     const double wait = rho / (2 * (1 - rho)) * pf_req / 1e3;  // M/D/1 queue for the prefill server
-    ttft = pf_batch / 1e3 + 0.5 * step.t_step_ms / 1e3 + wait;
+    ttft = pf_batch / 1e3 + 0.5 * step.t_step_ms / 1e3 + wait + eff.ttft_overhead_ms / 1e3;
     const double next = ttft + (osl - 1) * tpot / 1e3;
     if (std::abs(next - e2e) < 1e-6 * e2e) {
       e2e = next;

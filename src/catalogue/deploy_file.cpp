@@ -160,7 +160,7 @@ Deployment parse_deployment(const std::string& text, const std::string& origin, 
   else r.error("schema/missing", "missing required field 'gpu'", root);
   if (auto v = r.num(root, "gpus", "gpus", 1, 100000, true)) d.gpus = static_cast<int>(*v);
   if (auto v = r.num(root, "nodes", "nodes", 1, 10000, true)) d.nodes = static_cast<int>(*v);
-  if (d.gpus == 0 && d.nodes == 0) r.error("schema/missing", "missing 'gpus' (or 'nodes')", root);
+  if (d.gpus == 0 && d.nodes == 0 && !root["gpus"].IsDefined() && !root["nodes"].IsDefined()) r.error("schema/missing", "missing 'gpus' (or 'nodes')", root);
   if (auto v = r.str(root, "engine", "engine")) {
     if (*v == "sglang") d.engine = Engine::sglang;
     else if (*v == "vllm") d.engine = Engine::vllm;
@@ -175,13 +175,14 @@ Deployment parse_deployment(const std::string& text, const std::string& origin, 
     if (!p.IsMap()) {
       r.error("schema/type", "'parallel' must be a mapping {tp, ep, dp, pp, dp_attention}", p);
     } else {
-      r.keys(p, {"tp", "ep", "dp", "pp", "dp_attention"}, "parallel");
+      r.keys(p, {"tp", "ep", "dp", "pp", "dp_attention", "dcp"}, "parallel");
       d.layout_given = true;
       if (auto v = r.num(p, "tp", "parallel.tp", 1, 4096, true)) d.layout.tp = static_cast<int>(*v);
       if (auto v = r.num(p, "ep", "parallel.ep", 1, 4096, true)) d.layout.ep = static_cast<int>(*v);
       if (auto v = r.num(p, "dp", "parallel.dp", 1, 4096, true)) d.layout.dp = static_cast<int>(*v);
       if (auto v = r.num(p, "pp", "parallel.pp", 1, 4096, true)) d.layout.pp = static_cast<int>(*v);
       if (auto v = r.boolean(p, "dp_attention", "parallel.dp_attention")) d.layout.dp_attention = *v;
+      if (auto v = r.num(p, "dcp", "parallel.dcp", 1, 4096, true)) d.layout.dcp = static_cast<int>(*v);
     }
   }
   d.context = r.context(root);
@@ -337,6 +338,11 @@ Deployment parse_launch_command(const std::string& text, const std::string& orig
       begin = i + 2;
       break;
     }
+    if (words[i].text == "vllm.entrypoints.openai.api_server") {  // `python3 -m vllm.entrypoints.openai.api_server --model M`
+      d.engine = Engine::vllm;
+      begin = i + 1;
+      break;
+    }
     if (words[i].text == "sglang.launch_server" || words[i].text == "sglang_router.launch_server") {
       d.engine = Engine::sglang;
       begin = i + 1;
@@ -369,8 +375,9 @@ Deployment parse_launch_command(const std::string& text, const std::string& orig
       flag = flag.substr(0, eq);
       has_inline = true;
     }
-    for (auto& c : flag)
-      if (c == '_') c = '-';
+    if (flag.rfind("-", 0) == 0)  // --max_model_len == --max-model-len; a positional model path keeps its underscores
+      for (auto& c : flag)
+        if (c == '_') c = '-';
     auto take = [&]() -> std::string {
       if (has_inline) return value;
       if (k + 1 < words.size() && words[k + 1].text != "\n") return words[++k].text;
@@ -400,6 +407,9 @@ Deployment parse_launch_command(const std::string& text, const std::string& orig
     } else if (flag == "--pp-size" || flag == "--pp" || flag == "--pipeline-parallel-size" || flag == "-pp") {
       if (auto v = number(ft, take(), 1, 4096)) d.layout.pp = static_cast<int>(*v);
       d.where["parallel.pp"] = pos(t);
+    } else if (flag == "--dcp-size" || flag == "--decode-context-parallel-size" || flag == "-dcp") {
+      if (auto v = number(ft, take(), 1, 4096)) d.layout.dcp = static_cast<int>(*v);
+      d.where["parallel.dcp"] = pos(t);
     } else if (flag == "--enable-dp-attention") {
       d.layout.dp_attention = true;
       d.where["parallel.dp_attention"] = pos(t);

@@ -1,7 +1,10 @@
 #include "cli.hpp"
 
+#include <k3plan/check.hpp>
 #include <k3plan/commands.hpp>
 #include <k3plan/launch.hpp>
+#include <k3plan/perf_cmd.hpp>
+#include <k3plan/report_html.hpp>
 #include <k3plan/layout.hpp>
 #include <k3plan/units.hpp>
 #include <k3plan/validate.hpp>
@@ -71,6 +74,7 @@ Cli::Cli() {
   fit->add_option("--ep", f->ep, "Expert parallel");
   fit->add_option("--dp", f->dp, "Data parallel");
   fit->add_option("--pp", f->pp, "Pipeline parallel");
+  fit->add_option("--dcp", f->dcp, "Decode context parallel: split the MLA cache over this many TP ranks");
   fit->add_flag("--enable-dp-attention", f->dp_attention, "SGLang DP-attention");
   fit->add_option("--kv-dtype", f->kv_dtype, "auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2, fp4")->capture_default_str();
   fit->add_option("--gpu-memory-utilization", f->gpu_memory_utilization, "vLLM memory fraction (default 0.92, vLLM main @002f10e)");
@@ -137,6 +141,91 @@ Cli::Cli() {
       return run_launch(c, *lo);
     };
   });
+  auto ck = std::make_shared<CheckOptions>();
+  auto ck_format = std::make_shared<std::string>("table");
+  auto* check = app.add_subcommand("check", "CI gate: check deployment files, engine command lines and LeaderWorkerSet manifests (exit 1 on errors)");
+  check->add_option("files", ck->files, "Deployment YAML files (see examples/deploy/)");
+  check->add_option("--command", ck->commands, "A vLLM / SGLang command line, or a file holding a launch script (repeatable)")->allow_extra_args(false);
+  check->add_option("--manifest", ck->manifests, "A LeaderWorkerSet manifest (repeatable)")->allow_extra_args(false);
+  check->add_option("-g,--gpu", ck->gpu, "GPU the command lines and manifests run on (a command line names none)");
+  check->add_flag("--strict", ck->strict, "Warnings fail too (exit 1)");
+  check->add_option("--format,-f", *ck_format, "Output: table (compiler-style lines), json, sarif (SARIF 2.1.0), yaml, csv or md")->capture_default_str();
+  check->add_option("--data", global.data_dirs, "Extra catalogue directory (repeatable); its entries add to or override the embedded ones");
+  check->callback([this, ck, ck_format] {
+    ck->format_hint = *ck_format;
+    global.format = *ck_format == "sarif" ? "json" : *ck_format;  // the SARIF log is the JSON data
+    action = [ck](const Catalogue& c) { return run_check(c, *ck); };
+  });
+  auto po = std::make_shared<PerfOptions>();
+  auto* perf = app.add_subcommand("perf", "Throughput and latency of one deployment (TTFT, TPOT, tok/s per GPU) from a calibrated roofline");
+  perf->add_option("-m,--model", po->model, "Catalogue id, model YAML, config.json or a directory holding one")->required();
+  perf->add_option("-g,--gpu", po->gpu, "GPU id or alias")->required();
+  perf->add_option("-n,--gpus", po->gpus, "Number of GPUs (omit: the smallest that fits)");
+  perf->add_option("--tp", po->tp, "Tensor parallel");
+  perf->add_option("--ep", po->ep, "Expert parallel");
+  perf->add_option("--dp", po->dp, "Data parallel (DP-attention size with --enable-dp-attention)");
+  perf->add_option("--pp", po->pp, "Pipeline parallel");
+  perf->add_flag("--enable-dp-attention", po->dp_attention, "SGLang DP-attention");
+  perf->add_option("--precision,-p", po->precision, "Every weight in this format (default: as shipped)");
+  perf->add_option("--expert-precision", po->expert_precision, "Only the routed experts in this format (nvfp4, mxfp4, fp8, ...)");
+  perf->add_option("--kv-dtype", po->kv_dtype, "auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2, fp4")->capture_default_str();
+  perf->add_option("--engine", po->engine, "sglang, vllm, trt or atom")->capture_default_str();
+  perf->add_option("--isl", po->isl, "Input tokens per request")->capture_default_str();
+  perf->add_option("--osl", po->osl, "Output tokens per request")->capture_default_str();
+  perf->add_option("--concurrency,-c", po->concurrency, "Concurrent users (closed loop)")->capture_default_str();
+  perf->add_option("--spec-tokens", po->spec_tokens, "Speculative decoding: draft tokens per step (0 = off)");
+  perf->add_option("--spec-acceptance", po->spec_acceptance, "Per-token acceptance probability of a draft token (default: data/perf/efficiency.yaml)");
+  perf->add_option("--length-scale", po->length_scale, "Mean request length / nominal (InferenceX random lengths: 0.9)");
+  perf->add_option("--max-num-batched-tokens", po->max_num_batched_tokens, "Batch-token limit per prefill step (chunked prefill size)");
+  perf->add_option("--efficiency", po->efficiency_file, "Efficiency factors YAML (default: the embedded data/perf/efficiency.yaml)");
+  add_format(perf, global);
+  perf->callback([this, po] { action = [po](const Catalogue& c) { return run_perf(c, *po); }; });
+
+  auto pl = std::make_shared<PlanOptions>();
+  auto* plan = app.add_subcommand("plan", "Cheapest deployment (GPU x count x layout x precision x engine) that meets a service level");
+  plan->add_option("-m,--model", pl->model, "Catalogue id, model YAML, config.json or a directory holding one")->required();
+  plan->add_option("--gpus-from", pl->gpus_from, "GPU ids to consider (default: every catalogue GPU)")->delimiter(',');
+  plan->add_option("--max-gpus", pl->max_gpus, "Largest instance to consider")->capture_default_str();
+  plan->add_option("--isl", pl->isl, "Input tokens per request")->capture_default_str();
+  plan->add_option("--osl", pl->osl, "Output tokens per request")->capture_default_str();
+  plan->add_option("--ttft-ms", pl->ttft_ms, "TTFT target, ms (default: the SLA file's tier for the prompt length)");
+  plan->add_option("--tpot-ms", pl->tpot_ms, "TPOT / ITL target, ms (default: the SLA file's target for --workload)");
+  plan->add_option("--interactivity", pl->interactivity, "Minimum tok/s per user (TPOT = 1000 / X)");
+  plan->add_option("--workload", pl->workload, "chat or agentic: which ITL target applies")->capture_default_str();
+  plan->add_option("--sla", pl->sla_file, "SLA YAML: tiered TTFT by prompt length, ITL per workload (default: data/perf/sla.yaml)");
+  plan->add_option("--users", pl->users, "Concurrent users to serve (adds instances)");
+  plan->add_option("--requests-per-s", pl->requests_per_s, "Request rate to serve (adds instances)");
+  plan->add_option("--rate-source", pl->rate_source, "on-demand, reserved or spot prices")->capture_default_str();
+  plan->add_option("--engines", pl->engines, "Engines to consider (default: sglang,vllm)")->delimiter(',');
+  plan->add_option("--precisions", pl->precisions, "Precisions to consider: as-shipped, fp8, experts-mxfp4, experts-nvfp4, ... (default: as shipped + native ones)")->delimiter(',');
+  plan->add_option("--top", pl->top, "Rows of next-cheapest configurations")->capture_default_str();
+  plan->add_option("--efficiency", pl->efficiency_file, "Efficiency factors YAML (default: the embedded data/perf/efficiency.yaml)");
+  add_format(plan, global);
+  plan->callback([this, pl] { action = [pl](const Catalogue& c) { return run_plan(c, *pl); }; });
+
+  auto* pv = app.add_subcommand("perf-validate", "Predicted vs measured throughput and latency (InferenceX DeepSeek-R1 rows): the accuracy table");
+  add_format(pv, global);
+  pv->callback([this] { action = [](const Catalogue& c) { return run_perf_validate(c); }; });
+
+  auto ro = std::make_shared<ReportOptions>();
+  auto* report = app.add_subcommand("report", "A self-contained HTML plan with SVG charts (memory budget, KV per user, rent vs API, speed), launch commands and sources");
+  report->add_option("-m,--model", ro->model, "Catalogue id, model YAML, config.json or a directory holding one")->required();
+  report->add_option("-g,--gpu", ro->gpus, "Candidate GPU ids, comma-separated (default: every catalogue GPU; the cheapest that fits is recommended)")->delimiter(',');
+  report->add_option("-n,--gpus", ro->gpu_count, "Number of GPUs (omit: the smallest count that fits)");
+  report->add_option("--context,-c", ro->context, "Context length per user (default: model maximum, capped at 32k)");
+  report->add_option("--users,-u", ro->users, "Concurrent users")->capture_default_str();
+  report->add_option("--engine", ro->engine, "sglang or vllm")->capture_default_str();
+  report->add_option("--kv-dtype", ro->kv_dtype, "auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2, fp4")->capture_default_str();
+  report->add_option("-o,--out", ro->out, "HTML file to write (atomically)")->capture_default_str();
+  report->add_option("--svg", ro->svg_dir, "Also write each chart as DIR/<chart>.svg");
+  report->add_option("--rate", ro->rate_usd_per_gpu_hour, "USD per GPU-hour for every candidate (default: the catalogue prices)");
+  report->add_option("--input-per-output", ro->input_per_output, "API bill: input tokens per output token (default 0)");
+  report->add_option("--cache-hit", ro->cache_hit, "API bill: share of input tokens that hit the API cache (0-1, default 0)");
+  report->add_option("--isl", ro->isl, "Speed chart: input tokens per request")->capture_default_str();
+  report->add_option("--osl", ro->osl, "Speed chart: output tokens per request")->capture_default_str();
+  report->add_option("--workload", ro->workload, "chat or agentic: which ITL target shades the speed chart")->capture_default_str();
+  add_format(report, global);
+  report->callback([this, ro] { action = [ro](const Catalogue& c) { return run_report(c, *ro); }; });
 }
 
 }  // namespace k3plan

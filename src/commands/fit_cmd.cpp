@@ -16,7 +16,7 @@ namespace k3plan {
 namespace {
 
 nlohmann::json layout_json(const Layout& l) {
-  return {{"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"pp", l.pp}, {"dp_attention", l.dp_attention}};
+  return {{"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"pp", l.pp}, {"dp_attention", l.dp_attention}, {"dcp", l.dcp}};
 }
 
 nlohmann::json budget_json(const RankBudget& b) {
@@ -124,7 +124,8 @@ void fit_summary(Report& r, const FitResult& f, const Model& m) {
   Table s{"Answer", {"question", "answer"}, {}, {false, false}};
   s.rows.push_back({"verdict", f.fits ? "FITS" : "DOES NOT FIT"});
   s.rows.push_back({"GPUs", fmt::format("{} x {} ({} node{})", f.gpus, f.gpu, f.nodes, f.nodes > 1 ? "s" : "")});
-  s.rows.push_back({"layout", fmt::format("TP{} EP{} DP{} PP{}{}", f.layout.tp, f.layout.ep, f.layout.dp, f.layout.pp, f.layout.dp_attention ? " (DP-attention)" : "")});
+  s.rows.push_back({"layout", fmt::format("TP{} EP{} DP{} PP{}{}{}", f.layout.tp, f.layout.ep, f.layout.dp, f.layout.pp, f.layout.dp_attention ? " (DP-attention)" : "",
+                                          f.layout.dcp > 1 ? fmt::format(" DCP{}", f.layout.dcp) : "")});
   s.rows.push_back({"KV cache tokens", fmt::format("{} per instance ({} B/token per GPU)", fmt_int(static_cast<double>(f.kv_cache_tokens)), fmt_int(f.limiting.kv_bytes_per_token))});
   if (f.limiting.state_bytes_per_sequence > 0) s.rows.push_back({"state per sequence", human_binary(f.limiting.state_bytes_per_sequence) + " per GPU"});
   s.rows.push_back({"max users", fmt::format("{} at {} tokens ({} requested)", fmt_int(static_cast<double>(f.max_users)), format_context(f.context), f.users)});
@@ -149,7 +150,7 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
   const double weights = o.precision.empty() ? weights_as_shipped(m, p).bytes : weights_uniform(p, o.precision).bytes;
   Report r;
   add_assumptions(r, m.assumptions);
-  const bool explicit_layout = o.tp || o.ep || o.dp || o.pp || o.dp_attention;
+  const bool explicit_layout = o.tp || o.ep || o.dp || o.pp || o.dp_attention || o.dcp;
   if (o.gpus < 0 || o.gpus > 100000) throw InputError("--gpus: out of range");
 
   if (o.gpu.empty()) {
@@ -179,7 +180,7 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
         j["fit"] = fit_json(f);
         if (f.fits) {
           cost = f.gpus * g.price_usd_per_hour.value;
-          load = fmt::format("{} ({}n) TP{} EP{} PP{}{} {:.0f} USD/h", f.gpus, f.nodes, f.layout.tp, f.layout.ep, f.layout.pp, f.layout.dp > 1 ? fmt::format(" DP{}", f.layout.dp) : "", cost);
+          load = fmt::format("{} ({}n) TP{} EP{} PP{}{} {:.0f} USD/h", f.gpus, f.nodes, f.layout.tp, f.layout.ep, f.layout.pp, (f.layout.dp > 1 ? fmt::format(" DP{}", f.layout.dp) : "") + (f.layout.dcp > 1 ? fmt::format(" DCP{}", f.layout.dcp) : ""), cost);
           j["fit"]["usd_per_hour"] = cost;
         } else {
           load = "no fit";
@@ -231,6 +232,7 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
       l.ep = o.ep ? o.ep : 1;
       l.dp = o.dp ? o.dp : 1;
       l.pp = o.pp ? o.pp : 1;
+      l.dcp = o.dcp ? o.dcp : 1;
       l.dp_attention = o.dp_attention;
       if (s.engine == Engine::vllm && m.moe && o.ep == 0 && (l.tp * l.dp) > 1) l.ep = l.tp * l.dp;  // vLLM derives EP
       if (n > 0 && l.gpus(s.engine) != n)

@@ -86,7 +86,7 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
             {"gpus", df.gpus},
             {"nodes", df.nodes},
             {"engine", to_string(d.engine)},
-            {"layout", {{"tp", f.layout.tp}, {"ep", f.layout.ep}, {"dp", f.layout.dp}, {"pp", f.layout.pp}, {"dp_attention", f.layout.dp_attention}}},
+            {"layout", {{"tp", f.layout.tp}, {"ep", f.layout.ep}, {"dp", f.layout.dp}, {"pp", f.layout.pp}, {"dp_attention", f.layout.dp_attention}, {"dcp", f.layout.dcp}}},
             {"context", df.context},
             {"memory_fraction", f.utilization_used},
             {"kv_cache_tokens", f.kv_cache_tokens},

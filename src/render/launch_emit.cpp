@@ -65,6 +65,7 @@ LaunchPlan make_launch_plan(const Deployment& d, const Model& m, const Layout& l
       if (l.pp > 1) a.insert(a.end(), {"--pp-size", std::to_string(l.pp)});
       if (l.dp > 1) a.insert(a.end(), {"--dp-size", std::to_string(l.dp)});
       if (l.dp_attention) a.push_back("--enable-dp-attention");
+      if (l.dcp > 1) a.insert(a.end(), {"--dcp-size", std::to_string(l.dcp)});
       a.insert(a.end(), {"--mem-fraction-static", fmt::format("{:.3f}", memory_fraction), "--context-length", std::to_string(context),
                          "--max-running-requests", std::to_string(d.max_num_seqs ? *d.max_num_seqs : d.users), "--kv-cache-dtype", sglang_kv(d.kv_dtype)});
       if (d.chunked_prefill_size) a.insert(a.end(), {"--chunked-prefill-size", std::to_string(*d.chunked_prefill_size)});
@@ -81,6 +82,7 @@ LaunchPlan make_launch_plan(const Deployment& d, const Model& m, const Layout& l
       a = {"vllm", "serve", model_path, "--tensor-parallel-size", std::to_string(l.tp), "--pipeline-parallel-size", std::to_string(l.pp)};
       if (l.dp > 1) a.insert(a.end(), {"--data-parallel-size", std::to_string(l.dp)});
       if (m.moe && l.ep > 1) a.push_back("--enable-expert-parallel");
+      if (l.dcp > 1) a.insert(a.end(), {"--decode-context-parallel-size", std::to_string(l.dcp)});
       a.insert(a.end(), {"--gpu-memory-utilization", fmt::format("{:.2f}", memory_fraction), "--max-model-len", std::to_string(context), "--kv-cache-dtype",
                          vllm_kv(d.kv_dtype)});
       if (d.max_num_seqs) a.insert(a.end(), {"--max-num-seqs", std::to_string(*d.max_num_seqs)});
