@@ -304,7 +304,11 @@ std::vector<Layout> candidate_layouts(const Model& m, const Gpu& gpu, Engine e, 
     l.dcp = l.tp;
     try_add(l);
   };
-  for (int tp = gpus; tp >= 1; tp /= 2) {
+  int top = 1;
+  while (top * 2 <= gpus) top *= 2;
+  // TP a power of two (the engines' custom all-reduce and most attention kernels assume it),
+  // the rest of the GPUs in PP (SGLang, vLLM) or DP (vLLM with expert parallel)
+  for (int tp = top; tp >= 1; tp /= 2) {
     if (gpus % tp != 0) continue;
     const int rest = gpus / tp;
     Layout l;

@@ -206,7 +206,7 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
     if (!o.weights_only) std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.cost < b.cost; });
     Table t{fmt::format("{}: {} of weights ({}); GPUs for the weights alone{}{}", m.id, human_decimal(weights),
                         o.precision.empty() ? "as shipped" : o.precision, o.weights_only ? "" : " and for the load",
-                        o.weights_only ? "" : fmt::format(" ({} users at {} tokens, {}; ranked by USD/hour)", o.users, format_context(context), o.engine)),
+                        o.weights_only ? "" : fmt::format(" ({} user{} at {} tokens, {}; ranked by USD/hour)", o.users, o.users == 1 ? "" : "s", format_context(context), o.engine)),
             {"gpu", "lower bound (sold GB)", "lower bound (driver)", "deployable", "nodes", "GB/GPU", "SGLang flags"}, {}, {}};
     if (!o.weights_only) t.headers.push_back("fits the load");
     for (auto& row : rows) {

@@ -33,13 +33,16 @@ namespace {
 
 using nlohmann::json;
 
-json layout_json(const Layout& l) { return {{"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"pp", l.pp}, {"dp_attention", l.dp_attention}}; }
+json layout_json(const Layout& l) {
+  return {{"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"pp", l.pp}, {"dp_attention", l.dp_attention}, {"dcp", l.dcp}};
+}
 
 std::string layout_text(const Layout& l) {
   std::string s = fmt::format("TP{}", l.tp);
   if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
   if (l.dp > 1) s += fmt::format(" DP{}", l.dp);
   if (l.pp > 1) s += fmt::format(" PP{}", l.pp);
+  if (l.dcp > 1) s += fmt::format(" DCP{}", l.dcp);
   if (l.dp_attention) s += " DP-attention";
   return s;
 }
@@ -355,6 +358,7 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
     stage_model.layers.assign(m.layers.begin() + start, m.layers.begin() + start + n);
     KvOptions ko;
     ko.tp = attn_tp;
+    ko.dcp = l.dcp;
     ko.kv_dtype = s.kv_dtype;
     ko.state_dtype = s.state_dtype;
     ko.draft_layers = stage == pp - 1 ? s.draft_layers : 0;

@@ -382,6 +382,7 @@ std::string layout_html(const json& d, const std::string& base) {
   if (l["ep"].get<int>() > 1) s += " EP" + N(d, base + ".ep", 0);
   if (l["dp"].get<int>() > 1) s += " DP" + N(d, base + ".dp", 0);
   if (l["pp"].get<int>() > 1) s += " PP" + N(d, base + ".pp", 0);
+  if (l.value("dcp", 1) > 1) s += " DCP" + N(d, base + ".dcp", 0);
   if (l["dp_attention"].get<bool>()) s += " DP-attention";
   return s;
 }
