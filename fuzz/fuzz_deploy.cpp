@@ -3,13 +3,12 @@
 // and nothing else: no crash, no sanitizer report, no other exception, no hang.
 #include <cstddef>
 #include <cstdint>
-#include <string>
-#include <vector>
-
 #include <k3plan/catalogue.hpp>
 #include <k3plan/check.hpp>
 #include <k3plan/deploy.hpp>
 #include <k3plan/error.hpp>
+#include <string>
+#include <vector>
 
 namespace {
 

@@ -8,14 +8,12 @@
 // missing file, binary data, over the size cap, nesting too deep, malformed YAML, duplicate keys,
 // numbers that no plan could hold).
 #include <cstddef>
-#include <string>
-#include <vector>
-
-#include <nlohmann/json.hpp>
-
 #include <k3plan/catalogue.hpp>
 #include <k3plan/deploy.hpp>
 #include <k3plan/report.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 namespace k3plan {
 
@@ -48,10 +46,10 @@ enum class InputKind { deployment, command, manifest };
 struct CheckTarget {
   Deployment deployment;
   InputKind kind = InputKind::deployment;
-  int gpus_per_pod = 0;         // manifest: GPUs each pod requests (0 = not a manifest)
-  int group_size = 0;           // manifest: spec.leaderWorkerTemplate.size
-  int replicas = 0;             // manifest: spec.replicas
-  SourcePos anchor;             // where findings without a field of their own point
+  int gpus_per_pod = 0;  // manifest: GPUs each pod requests (0 = not a manifest)
+  int group_size = 0;    // manifest: spec.leaderWorkerTemplate.size
+  int replicas = 0;      // manifest: spec.replicas
+  SourcePos anchor;      // where findings without a field of their own point
 };
 
 // Reads every LeaderWorkerSet in a manifest (multi-document YAML; other kinds are skipped).

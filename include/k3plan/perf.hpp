@@ -17,32 +17,31 @@
 // the decode time.
 #include <array>
 #include <cstdint>
-#include <string>
-#include <vector>
-
 #include <k3plan/gpu.hpp>
 #include <k3plan/kv.hpp>
 #include <k3plan/layout.hpp>
 #include <k3plan/model.hpp>
+#include <string>
+#include <vector>
 
 namespace k3plan {
 
 // Efficiency factors for one GPU family and serving engine (data/perf/efficiency.yaml).
 struct PerfEfficiency {
-  std::string family;  // e.g. nvidia-hopper
-  std::string engine;  // sglang | vllm | trt | atom
-  double hbm = 0.7;                // fraction of peak HBM bandwidth a decode pass reaches
-  double decode_mfu = 0.35;        // fraction of dense peak FLOPS in decode GEMMs
-  double prefill_mfu = 0.45;       // fraction of dense peak FLOPS in prefill
-  double step_overhead_ms = 1.0;   // fixed per decode step (scheduler, sampling, graph launch)
-  double layer_overhead_us = 20;   // per decoder layer per forward pass (kernel launches, syncs)
-  double ttft_overhead_ms = 30;    // per request outside the GPU: HTTP, tokenisation, scheduling, first chunk
-  double comm_latency_us = 10;     // per collective (all-reduce, all-to-all) start-up latency
-  double scaleout_latency_us = 30; // per collective when the group leaves the scale-up domain
-  double comm_efficiency = 0.7;    // fraction of the link's one-way bandwidth a collective reaches
-  double scaleout_gb_s = 50;       // per GPU, one way, when a group leaves the scale-up domain
-  int spec_tokens = 3;             // default draft tokens when speculative decoding is on
-  double spec_acceptance = 0.7;    // default per-token acceptance probability
+  std::string family;                    // e.g. nvidia-hopper
+  std::string engine;                    // sglang | vllm | trt | atom
+  double hbm = 0.7;                      // fraction of peak HBM bandwidth a decode pass reaches
+  double decode_mfu = 0.35;              // fraction of dense peak FLOPS in decode GEMMs
+  double prefill_mfu = 0.45;             // fraction of dense peak FLOPS in prefill
+  double step_overhead_ms = 1.0;         // fixed per decode step (scheduler, sampling, graph launch)
+  double layer_overhead_us = 20;         // per decoder layer per forward pass (kernel launches, syncs)
+  double ttft_overhead_ms = 30;          // per request outside the GPU: HTTP, tokenisation, scheduling, first chunk
+  double comm_latency_us = 10;           // per collective (all-reduce, all-to-all) start-up latency
+  double scaleout_latency_us = 30;       // per collective when the group leaves the scale-up domain
+  double comm_efficiency = 0.7;          // fraction of the link's one-way bandwidth a collective reaches
+  double scaleout_gb_s = 50;             // per GPU, one way, when a group leaves the scale-up domain
+  int spec_tokens = 3;                   // default draft tokens when speculative decoding is on
+  double spec_acceptance = 0.7;          // default per-token acceptance probability
   std::vector<std::string> assumptions;  // one line per factor: value and how it was obtained
 };
 
@@ -72,9 +71,9 @@ struct PerfModel {
   double attn_decode_flops = 0;   // MLA absorbed (latent) form in decode
   double attn_prefill_flops = 0;  // MLA expanded (per-head) form in prefill
   struct WindowLayers {
-    int window = 0;      // sliding window (tokens), or compress ratio when `compressed`
+    int window = 0;  // sliding window (tokens), or compress ratio when `compressed`
     bool compressed = false;
-    double flops = 0;    // per query token per attended token, all such layers
+    double flops = 0;  // per query token per attended token, all such layers
   };
   std::vector<WindowLayers> windowed;
   double linear_attn_flops = 0;  // per token, constant (recurrent state update), all layers
@@ -82,6 +81,8 @@ struct PerfModel {
   std::string kv_dtype;
   std::array<KvProfile, 8> kv;
   const KvProfile& kv_at(int attn_tp) const;
+  int mla_layers = 0;                           // layers whose cache decode context parallel (DCP) can split
+  std::array<double, 8> mla_bytes_per_token{};  // their share of kv[i].bytes_per_token
 };
 
 // A copy of `m` with every weight in `uniform` (when set) or the routed experts in `experts`
@@ -92,13 +93,13 @@ PerfModel prepare_perf_model(const Model& m, const std::string& kv_dtype = "auto
 
 struct PerfConfig {
   Layout layout;
-  Engine engine = Engine::sglang;   // layout semantics (GPU count, MoE group) and memory rules
-  double isl = 1024, osl = 1024;    // nominal input / output tokens per request
-  double length_scale = 1.0;        // mean request length / nominal (InferenceX draws 80-100%: 0.9)
-  int concurrency = 1;              // users in the closed loop (InferenceX --max-concurrency)
-  int spec_tokens = 0;              // draft tokens per step; 0 = no speculative decoding
-  double spec_acceptance = 0;       // per-token acceptance probability of a draft token
-  std::int64_t max_running = 0;     // sequences the KV pool holds at ISL+OSL (0 = no limit)
+  Engine engine = Engine::sglang;      // layout semantics (GPU count, MoE group) and memory rules
+  double isl = 1024, osl = 1024;       // nominal input / output tokens per request
+  double length_scale = 1.0;           // mean request length / nominal (InferenceX draws 80-100%: 0.9)
+  int concurrency = 1;                 // users in the closed loop (InferenceX --max-concurrency)
+  int spec_tokens = 0;                 // draft tokens per step; 0 = no speculative decoding
+  double spec_acceptance = 0;          // per-token acceptance probability of a draft token
+  std::int64_t max_running = 0;        // sequences the KV pool holds at ISL+OSL (0 = no limit)
   std::int64_t prefill_chunk = 16384;  // batch-token limit per prefill step
 };
 
@@ -114,12 +115,12 @@ struct PassCost {
 };
 
 struct DecodeStep {
-  double batch = 0;           // sequences decoding
-  PassCost pass;              // the verify/decode pass (one stage)
-  double t_draft_ms = 0;      // draft passes (speculative decoding)
-  double t_step_ms = 0;       // whole step, all pipeline stages, incl. per-step overhead
-  double tokens_per_step = 1; // accepted tokens per sequence per step
-  std::string bound;          // memory | compute | communication
+  double batch = 0;              // sequences decoding
+  PassCost pass;                 // the verify/decode pass (one stage)
+  double t_draft_ms = 0;         // draft passes (speculative decoding)
+  double t_step_ms = 0;          // whole step, all pipeline stages, incl. per-step overhead
+  double tokens_per_step = 1;    // accepted tokens per sequence per step
+  const char* bound = "memory";  // memory | compute | communication
 };
 
 struct PerfResult {
@@ -133,8 +134,8 @@ struct PerfResult {
   double prefill_share = 0;  // fraction of GPU time spent in prefill
   double prefill_ms = 0;     // one request's prefill alone (ISL tokens)
   DecodeStep step;
-  std::string bound;
-  bool queued = false;       // concurrency above what the KV pool holds: requests wait
+  const char* bound = "memory";
+  bool queued = false;  // concurrency above what the KV pool holds: requests wait
 };
 
 // Expected distinct experts picked per layer by `tokens` tokens each choosing k of E
@@ -152,9 +153,10 @@ struct LayoutShape {
   int gpus = 1, stage_gpus = 1, pp = 1;
   int attn_groups = 1;  // DP-attention groups (each holds its own sequences)
   int attn_tp = 1;
-  int tp = 1;           // dense / shared MLP and LM head split
-  int moe_group = 1;    // GPUs sharing the routed experts
-  int ep = 1;           // expert-parallel degree inside the MoE group
+  int tp = 1;         // dense / shared MLP and LM head split
+  int moe_group = 1;  // GPUs sharing the routed experts
+  int ep = 1;         // expert-parallel degree inside the MoE group
+  int dcp = 1;        // decode context parallel: each MLA cache split over dcp ranks
 };
 LayoutShape layout_shape(const Layout& l, Engine e);
 
@@ -165,5 +167,35 @@ DecodeStep decode_step(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency
 double prefill_ms(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const PerfConfig& c, double isl);
 
 PerfResult estimate_perf(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const PerfConfig& c);
+
+// Everything about (model, GPU, factors, layout) that does not change with the load, computed
+// once so a sweep over concurrency and lengths costs a few hundred nanoseconds per point. The
+// setup points into `pm` and `eff`: keep them alive while it is used.
+struct PerfLink {
+  double bytes_per_s = 0;  // one way, effective
+  double latency_s = 0;
+};
+struct PerfSetup {
+  const PerfModel* pm = nullptr;
+  const PerfEfficiency* eff = nullptr;
+  LayoutShape ls;
+  double stage_f = 1;  // this stage's share of the layers (1 / PP)
+  double stage_layers = 0;
+  double bytes_per_s = 0;         // HBM, effective
+  double fixed_bytes = 0;         // weights every pass reads on one GPU (one stage)
+  double experts_rank = 0;        // routed experts on one EP rank
+  double log_miss = 0;            // ln(1 - k/E)
+  double expert_bytes_touch = 0;  // bytes on one GPU (one stage) per expert touched per layer
+  double linear_s_per_token = 0;  // GEMM seconds per token on one GPU at 100% of peak
+  double linear_flops_per_token = 0;
+  double bf16_flops_per_s = 0;
+  const KvProfile* kv = nullptr;
+  double mla_saved_per_token = 0;  // KV bytes per token per GPU that DCP moves to other ranks
+  PerfLink tp_link, attn_link, moe_link, pp_link, dcp_link;
+  double draft_fixed_bytes = 0;  // one draft layer + LM head on one GPU
+};
+PerfSetup prepare_perf(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const Layout& layout, Engine engine);
+// As above; c.layout and c.engine are those of the setup.
+PerfResult estimate_perf(const PerfSetup& setup, const PerfConfig& c);
 
 }  // namespace k3plan

@@ -4,13 +4,12 @@
 // The efficiency factors live in data/perf/efficiency.yaml, the measured rows in
 // data/perf/measured-dsr1.yaml and the default service levels in data/perf/sla.yaml (all embedded).
 #include <cstdint>
-#include <optional>
-#include <string>
-#include <vector>
-
 #include <k3plan/catalogue.hpp>
 #include <k3plan/perf.hpp>
 #include <k3plan/report.hpp>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace k3plan {
 
@@ -20,6 +19,7 @@ struct PerfOptions {
   int gpus = 0;                        // 0 = the smallest GPU count that fits
   int tp = 0, ep = 0, dp = 0, pp = 0;  // 0 = the engine's preferred layout for the GPU count
   bool dp_attention = false;
+  int dcp = 0;                   // decode context parallel (MLA cache split over dcp TP ranks)
   std::string precision;         // every weight in this format (as `fit --precision`); empty = as shipped
   std::string expert_precision;  // only the routed experts in this format (e.g. nvfp4, mxfp4)
   std::string kv_dtype = "auto";
@@ -39,17 +39,17 @@ struct PlanOptions {
   std::vector<std::string> gpus_from;  // empty = every catalogue GPU
   int max_gpus = 64;
   double isl = 1024, osl = 1024;
-  std::optional<double> ttft_ms;        // overrides the tiered TTFT target
-  std::optional<double> tpot_ms;        // overrides the workload's ITL target
-  std::optional<double> interactivity;  // tok/s per user; TPOT = 1000 / X
-  std::string workload = "chat";        // chat | agentic: which ITL target of the SLA file applies
-  std::string sla_file;                 // empty = the embedded data/perf/sla.yaml
-  std::optional<double> users;          // concurrent users to serve (replicas added as needed)
-  std::optional<double> requests_per_s; // request rate to serve
+  std::optional<double> ttft_ms;          // overrides the tiered TTFT target
+  std::optional<double> tpot_ms;          // overrides the workload's ITL target
+  std::optional<double> interactivity;    // tok/s per user; TPOT = 1000 / X
+  std::string workload = "chat";          // chat | agentic: which ITL target of the SLA file applies
+  std::string sla_file;                   // empty = the embedded data/perf/sla.yaml
+  std::optional<double> users;            // concurrent users to serve (replicas added as needed)
+  std::optional<double> requests_per_s;   // request rate to serve
   std::string rate_source = "on-demand";  // on-demand | reserved | spot: which price quote ranks
-  std::vector<std::string> engines;     // empty = sglang and vllm
-  std::vector<std::string> precisions;  // empty = as shipped, fp8, and fp4 experts where native
-  int top = 8;                          // rows in the runners-up table
+  std::vector<std::string> engines;       // empty = sglang and vllm
+  std::vector<std::string> precisions;    // empty = as shipped, fp8, and fp4 experts where native
+  int top = 8;                            // rows in the runners-up table
   std::string efficiency_file;
 };
 Report run_plan(const Catalogue& cat, const PlanOptions& o);

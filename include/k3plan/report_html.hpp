@@ -100,7 +100,7 @@ class Chart {
   std::string id;  // unique on the page: prefixes the pattern ids
   std::string title;
   std::string subtitle;
-  double width = 760;
+  double width = 940;
   double plot_height = 260;  // the plot area; the box grows for title, axis labels and legend
   Axis x, y;
   std::vector<std::string> categories;  // bar charts: one label per bar (wrapped, then truncated)
@@ -111,6 +111,8 @@ class Chart {
   std::vector<Region> regions;
   std::vector<double> bar_marks;  // one per category (NaN = none): a thick line across the bar
   std::string bar_mark_label;     // legend entry for bar_marks
+  // bar charts: the value written inside each segment tall and wide enough to hold it
+  std::function<std::string(double)> bar_value_format;
 
   // The standalone SVG element (with xmlns, width, height and viewBox).
   std::string render() const;

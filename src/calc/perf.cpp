@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-
 #include <k3plan/error.hpp>
 #include <k3plan/params.hpp>
 #include <k3plan/perf.hpp>
@@ -47,28 +46,10 @@ int log2_floor(int x) {
 }
 
 // One-way bandwidth (bytes/s) and latency (s) of a collective over `n` GPUs.
-struct Link {
-  double bytes_per_s;
-  double latency_s;
-};
-Link link_for(const Gpu& gpu, const PerfEfficiency& eff, int n) {
+PerfLink link_for(const Gpu& gpu, const PerfEfficiency& eff, int n) {
   const int domain = std::max(gpu.scaleup_domain_gpus, 1);
   if (n <= domain) return {gpu.scaleup_gb_s.value / 2 * 1e9 * eff.comm_efficiency, eff.comm_latency_us * 1e-6};
   return {eff.scaleout_gb_s * 1e9 * eff.comm_efficiency, eff.scaleout_latency_us * 1e-6};
-}
-
-// Ring all-reduce of `bytes` over n GPUs, seconds.
-double all_reduce_s(const Gpu& gpu, const PerfEfficiency& eff, int n, double bytes) {
-  if (n <= 1) return 0;
-  const Link l = link_for(gpu, eff, n);
-  return l.latency_s + 2.0 * (n - 1) / n * bytes / l.bytes_per_s;
-}
-
-// All-gather (or reduce-scatter, or all-to-all dispatch) where each GPU ends up with `bytes`.
-double gather_s(const Gpu& gpu, const PerfEfficiency& eff, int n, double bytes) {
-  if (n <= 1) return 0;
-  const Link l = link_for(gpu, eff, n);
-  return l.latency_s + (n - 1.0) / n * bytes / l.bytes_per_s;
 }
 
 }  // namespace
@@ -159,7 +140,8 @@ PerfModel prepare_perf_model(const Model& m, const std::string& kv_dtype) {
     switch (b.kind) {
       case AttnKind::gqa: {
         const double f = 2.0 * b.num_heads * (d(b.head_dim) + (b.v_head_dim > 0 ? b.v_head_dim : b.head_dim));
-        if (b.sliding_window > 0) add_window(b.sliding_window, false, f);
+        if (b.sliding_window > 0)
+          add_window(b.sliding_window, false, f);
         else {
           pm.attn_decode_flops += f;
           pm.attn_prefill_flops += f;
@@ -209,7 +191,11 @@ PerfModel prepare_perf_model(const Model& m, const std::string& kv_dtype) {
     o.tp = 1 << i;
     o.kv_dtype = kv_dtype;
     pm.kv[i] = kv_profile(m, o);
+    for (const auto& l : pm.kv[i].layers)
+      if (l.kind == AttnKind::mla && !l.draft) pm.mla_bytes_per_token[i] += l.bytes_per_token;
   }
+  for (int l : m.layers)
+    if (m.blocks[static_cast<std::size_t>(l)].kind == AttnKind::mla) ++pm.mla_layers;
   return pm;
 }
 
@@ -259,156 +245,222 @@ LayoutShape layout_shape(const Layout& l, Engine e) {
     s.moe_group = s.tp;
     s.ep = std::clamp(l.ep, 1, s.tp);
   }
-  return s;
-}
-
-PassCost forward_pass(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const LayoutShape& ls, double tokens, double seqs,
-                      double context, bool prefill) {
-  PassCost c;
-  c.tokens = tokens;
-  const double f = 1.0 / ls.pp;  // this stage's share of the layers
-  const double stage_layers = d(pm.layers) * f;
-
-  // bytes read per GPU
-  double w = pm.attn_sharded_bytes / ls.attn_tp + pm.attn_replicated_bytes + pm.tp_sharded_bytes / ls.tp + pm.replicated_bytes;
-  w += pm.lm_head_bytes / ls.tp;
-  if (pm.experts > 0) {
-    const int moe_tp = std::max(1, ls.moe_group / ls.ep);
-    const double per_rank = d(pm.experts) / ls.ep;
-    c.experts_touched = per_rank * (1.0 - std::pow(1.0 - d(pm.top_k) / d(pm.experts), tokens));
-    w += d(pm.moe_layers) * c.experts_touched * pm.expert_bytes / moe_tp;
-  }
-  c.weight_bytes = w * f;
-  const KvProfile& kv = pm.kv_at(ls.attn_tp);
-  const double seqs_g = seqs / ls.attn_groups;
-  if (prefill) {
-    c.kv_bytes = tokens / ls.attn_groups * kv.bytes_per_token * f;  // written once
-  } else {
-    const auto ctx = static_cast<std::int64_t>(std::llround(std::max(0.0, context)));
-    c.kv_bytes = seqs_g * (kv.bytes_per_sequence(ctx) + kv.state_bytes_per_sequence) * f;  // state read and written
-  }
-  c.t_memory_ms = (c.weight_bytes + c.kv_bytes) / (gpu.hbm_bandwidth_tb_s.value * 1e12 * eff.hbm) * 1e3;
-
-  // FLOPs per GPU, each GEMM at the rate its format runs at
-  const double mfu = prefill ? eff.prefill_mfu : eff.decode_mfu;
-  const double per_gpu = tokens * f / ls.stage_gpus;
-  double t = 0, flops = 0;
-  for (const auto& g : pm.active) {
-    const double fl = 2.0 * g.params * per_gpu;
-    flops += fl;
-    t += fl / (gemm_tflops(gpu, g.precision) * 1e12 * mfu);
-  }
-  double attn = (prefill ? pm.attn_prefill_flops : pm.attn_decode_flops) * context + pm.linear_attn_flops;
-  for (const auto& x : pm.windowed) attn += x.flops * (x.compressed ? context / x.window : std::min(context, d(x.window)));
-  attn *= per_gpu;
-  flops += attn;
-  t += attn / (gpu.tflops_bf16.value * 1e12 * mfu);
-  c.flops = flops;
-  c.t_compute_ms = t * 1e3;
-
-  // communication per layer on this stage
-  const double act = tokens * pm.hidden * kActBytes;  // all tokens of the pass
-  double per_layer = 0;
-  if (ls.attn_groups <= 1) {
-    per_layer = 2 * all_reduce_s(gpu, eff, ls.tp, act);  // after attention and after the MLP/MoE
-  } else {
-    per_layer = all_reduce_s(gpu, eff, ls.attn_tp, act / ls.attn_groups);  // inside an attention group
-    per_layer += 2 * gather_s(gpu, eff, ls.moe_group, act);                 // gather/dispatch and scatter/combine
-  }
-  double comm = per_layer * stage_layers;
-  if (ls.pp > 1) {  // send the activations to the next stage (over scale-out when the stages span nodes)
-    const Link l = link_for(gpu, eff, ls.gpus);
-    comm += l.latency_s + act / ls.stage_gpus / l.bytes_per_s;
-  }
-  c.t_comm_ms = comm * 1e3;
-  c.t_overhead_ms = stage_layers * eff.layer_overhead_us * 1e-3;
-  return c;
-}
-
-DecodeStep decode_step(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const PerfConfig& c, double batch, double context) {
-  DecodeStep s;
-  const LayoutShape ls = layout_shape(c.layout, c.engine);
-  const int k = std::max(0, c.spec_tokens);
-  s.batch = batch;
-  const double micro = std::max(1.0, batch / ls.pp);  // PP keeps pp micro-batches in flight
-  s.pass = forward_pass(pm, gpu, eff, ls, micro * (1 + k), micro, context, false);
-  const double stage = s.pass.total_ms();
-  if (k > 0) {
-    // draft passes: one extra layer (MTP / EAGLE head) plus the LM head, one token per sequence
-    double w = (pm.attn_sharded_bytes / ls.attn_tp + pm.attn_replicated_bytes + pm.tp_sharded_bytes / ls.tp + pm.replicated_bytes) / std::max(1, pm.layers);
-    if (pm.experts > 0) {
-      const int moe_tp = std::max(1, ls.moe_group / ls.ep);
-      w += d(pm.experts) / ls.ep * (1.0 - std::pow(1.0 - d(pm.top_k) / d(pm.experts), micro)) * pm.expert_bytes / moe_tp;
-    }
-    w += pm.lm_head_bytes / ls.tp;
-    const double one = w / (gpu.hbm_bandwidth_tb_s.value * 1e12 * eff.hbm) * 1e3 + eff.layer_overhead_us * 1e-3 +
-                       2 * all_reduce_s(gpu, eff, ls.attn_groups <= 1 ? ls.tp : ls.attn_tp, micro * pm.hidden * kActBytes) * 1e3;
-    s.t_draft_ms = k * one;
-  }
-  s.t_step_ms = ls.pp * stage + s.t_draft_ms + eff.step_overhead_ms;
-  s.tokens_per_step = spec_tokens_per_step(k, c.spec_acceptance);
-  const double roof = std::max(s.pass.t_memory_ms, s.pass.t_compute_ms);
-  s.bound = s.pass.t_comm_ms > roof ? "communication" : (s.pass.t_memory_ms >= s.pass.t_compute_ms ? "memory" : "compute");
+  s.dcp = std::clamp(l.dcp, 1, s.attn_tp);
   return s;
 }
 
 namespace {
 
+PerfSetup prepare(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const LayoutShape& ls) {
+  PerfSetup p;
+  p.pm = &pm;
+  p.eff = &eff;
+  p.ls = ls;
+  p.stage_f = 1.0 / ls.pp;
+  p.stage_layers = d(pm.layers) * p.stage_f;
+  p.bytes_per_s = gpu.hbm_bandwidth_tb_s.value * 1e12 * eff.hbm;
+  const double dense = pm.attn_sharded_bytes / ls.attn_tp + pm.attn_replicated_bytes + pm.tp_sharded_bytes / ls.tp + pm.replicated_bytes;
+  p.fixed_bytes = (dense + pm.lm_head_bytes / ls.tp) * p.stage_f;
+  if (pm.experts > 0) {
+    const int moe_tp = std::max(1, ls.moe_group / ls.ep);
+    p.experts_rank = d(pm.experts) / ls.ep;
+    p.log_miss = std::log1p(-d(std::min(pm.top_k, pm.experts)) / d(pm.experts));
+    p.expert_bytes_touch = d(pm.moe_layers) * pm.expert_bytes / moe_tp * p.stage_f;
+  }
+  for (const auto& g : pm.active) {
+    p.linear_s_per_token += 2.0 * g.params / (gemm_tflops(gpu, g.precision) * 1e12);
+    p.linear_flops_per_token += 2.0 * g.params;
+  }
+  const double share = p.stage_f / ls.stage_gpus;
+  p.linear_s_per_token *= share;
+  p.linear_flops_per_token *= share;
+  p.bf16_flops_per_s = gpu.tflops_bf16.value * 1e12;
+  p.kv = &pm.kv_at(ls.attn_tp);
+  const int kvi = std::clamp(log2_floor(std::max(1, ls.attn_tp)), 0, static_cast<int>(pm.kv.size()) - 1);
+  p.mla_saved_per_token = pm.mla_bytes_per_token[static_cast<std::size_t>(kvi)] * (1.0 - 1.0 / ls.dcp);
+  p.dcp_link = link_for(gpu, eff, ls.dcp);
+  p.tp_link = link_for(gpu, eff, ls.tp);
+  p.attn_link = link_for(gpu, eff, ls.attn_tp);
+  p.moe_link = link_for(gpu, eff, ls.moe_group);
+  p.pp_link = link_for(gpu, eff, ls.gpus);
+  p.draft_fixed_bytes = dense / std::max(1, pm.layers) + pm.lm_head_bytes / ls.tp;
+  return p;
+}
+
+double ring_all_reduce(const PerfLink& l, int n, double bytes) {
+  return n <= 1 ? 0 : l.latency_s + 2.0 * (n - 1) / n * bytes / l.bytes_per_s;
+}
+double gather(const PerfLink& l, int n, double bytes) { return n <= 1 ? 0 : l.latency_s + (n - 1.0) / n * bytes / l.bytes_per_s; }
+
+// Attention FLOPs per query token at an average attended context (decode or prefill form).
+double attention_flops(const PerfModel& pm, double context, bool prefill) {
+  double a = (prefill ? pm.attn_prefill_flops : pm.attn_decode_flops) * context + pm.linear_attn_flops;
+  for (const auto& x : pm.windowed) a += x.flops * (x.compressed ? context / x.window : std::min(context, d(x.window)));
+  return a;
+}
+
+// One pass of `tokens` tokens over one stage. kv_bytes_per_seq: the KV+state one sequence reads in
+// decode (whole model, one GPU); attn_flops: per query token (whole model).
+PassCost pass(const PerfSetup& p, double tokens, double seqs, double kv_bytes_per_seq, double attn_flops, bool prefill) {
+  PassCost c;
+  c.tokens = tokens;
+  const LayoutShape& ls = p.ls;
+  double w = p.fixed_bytes;
+  if (p.experts_rank > 0) {
+    c.experts_touched = p.experts_rank * -std::expm1(tokens * p.log_miss);
+    w += c.experts_touched * p.expert_bytes_touch;
+  }
+  c.weight_bytes = w;
+  c.kv_bytes = prefill ? tokens / ls.attn_groups * (p.kv->bytes_per_token - p.mla_saved_per_token) * p.stage_f
+                       : seqs / ls.attn_groups * kv_bytes_per_seq * p.stage_f;
+  c.t_memory_ms = (c.weight_bytes + c.kv_bytes) / p.bytes_per_s * 1e3;
+  const double mfu = prefill ? p.eff->prefill_mfu : p.eff->decode_mfu;
+  const double attn = attn_flops * tokens * p.stage_f / ls.stage_gpus;
+  c.flops = p.linear_flops_per_token * tokens + attn;
+  c.t_compute_ms = (p.linear_s_per_token * tokens + attn / p.bf16_flops_per_s) / mfu * 1e3;
+  const double act = tokens * p.pm->hidden * kActBytes;
+  double per_layer = 0;
+  if (ls.attn_groups <= 1) {
+    per_layer = 2 * ring_all_reduce(p.tp_link, ls.tp, act);  // after attention and after the MLP/MoE
+  } else {
+    per_layer = ring_all_reduce(p.attn_link, ls.attn_tp, act / ls.attn_groups);  // inside an attention group
+    per_layer += 2 * gather(p.moe_link, ls.moe_group, act);                      // gather/dispatch, scatter/combine
+  }
+  double comm = per_layer * p.stage_layers;
+  if (ls.dcp > 1 && !prefill)  // DCP: gather the queries, combine the partial outputs (per MLA layer)
+    comm += 2 * gather(p.dcp_link, ls.dcp, act / ls.attn_groups) * p.pm->mla_layers * p.stage_f;
+  if (ls.pp > 1) comm += p.pp_link.latency_s + act / ls.stage_gpus / p.pp_link.bytes_per_s;  // to the next stage
+  c.t_comm_ms = comm * 1e3;
+  c.t_overhead_ms = p.stage_layers * p.eff->layer_overhead_us * 1e-3;
+  return c;
+}
+
+DecodeStep step_at(const PerfSetup& p, int spec_tokens, double acceptance, double batch, double kv_bytes_per_seq, double attn_flops) {
+  DecodeStep s;
+  const LayoutShape& ls = p.ls;
+  const int k = std::max(0, spec_tokens);
+  s.batch = batch;
+  const double micro = std::max(1.0, batch / ls.pp);  // PP keeps pp micro-batches in flight
+  s.pass = pass(p, micro * (1 + k), micro, kv_bytes_per_seq, attn_flops, false);
+  if (k > 0) {
+    // draft passes: one extra layer (MTP / EAGLE head) plus the LM head, one token per sequence
+    double w = p.draft_fixed_bytes;
+    if (p.experts_rank > 0)
+      w += p.experts_rank * -std::expm1(micro * p.log_miss) * p.expert_bytes_touch / std::max(1, p.pm->moe_layers) * ls.pp;
+    const int n = ls.attn_groups <= 1 ? ls.tp : ls.attn_tp;
+    const double one = w / p.bytes_per_s * 1e3 + p.eff->layer_overhead_us * 1e-3 +
+                       2 * ring_all_reduce(ls.attn_groups <= 1 ? p.tp_link : p.attn_link, n, micro * p.pm->hidden * kActBytes) * 1e3;
+    s.t_draft_ms = k * one;
+  }
+  s.t_step_ms = ls.pp * s.pass.total_ms() + s.t_draft_ms + p.eff->step_overhead_ms;
+  s.tokens_per_step = spec_tokens_per_step(k, acceptance);
+  const double roof = std::max(s.pass.t_memory_ms, s.pass.t_compute_ms);
+  s.bound = s.pass.t_comm_ms > roof ? "communication" : (s.pass.t_memory_ms >= s.pass.t_compute_ms ? "memory" : "compute");
+  return s;
+}
+
+double decode_kv_bytes(const PerfSetup& p, double context) {
+  const auto ctx = static_cast<std::int64_t>(std::llround(std::max(0.0, context)));
+  // state read and written; DCP leaves 1/dcp of each MLA cache on this GPU
+  return p.kv->bytes_per_sequence(ctx) + p.kv->state_bytes_per_sequence - p.mla_saved_per_token * d(ctx);
+}
+
 // Prefill of `reqs` prompts of `isl` tokens batched together, in chunks of the batch-token limit, ms.
-double prefill_batch_ms(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const PerfConfig& c, const LayoutShape& ls, double isl,
-                        double reqs) {
+double prefill_batch(const PerfSetup& p, double chunk_tokens, double isl, double attn_flops, double reqs) {
   const double tokens = std::max(1.0, isl * reqs);
-  const double chunk = d(std::max<std::int64_t>(c.prefill_chunk, 256));
-  const double n = std::ceil(tokens / chunk - 1e-9);
+  const double n = std::ceil(tokens / chunk_tokens - 1e-9);
   const double tc = tokens / n;
-  const PassCost p = forward_pass(pm, gpu, eff, ls, tc, tc / std::max(1.0, isl), isl / 2, true);
-  return (n + ls.pp - 1) * p.total_ms() + n * eff.step_overhead_ms;
+  const PassCost c = pass(p, tc, tc / std::max(1.0, isl), 0, attn_flops, true);
+  return (n + p.ls.pp - 1) * c.total_ms() + n * p.eff->step_overhead_ms;
 }
 
 }  // namespace
 
+PassCost forward_pass(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const LayoutShape& ls, double tokens, double seqs,
+                      double context, bool prefill) {
+  const PerfSetup p = prepare(pm, gpu, eff, ls);
+  return pass(p, tokens, seqs, prefill ? 0 : decode_kv_bytes(p, context), attention_flops(pm, context, prefill), prefill);
+}
+
+DecodeStep decode_step(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const PerfConfig& c, double batch, double context) {
+  const PerfSetup p = prepare(pm, gpu, eff, layout_shape(c.layout, c.engine));
+  return step_at(p, c.spec_tokens, c.spec_acceptance, batch, decode_kv_bytes(p, context), attention_flops(pm, context, false));
+}
+
 double prefill_ms(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const PerfConfig& c, double isl) {
-  return prefill_batch_ms(pm, gpu, eff, c, layout_shape(c.layout, c.engine), isl, 1);
+  const PerfSetup p = prepare(pm, gpu, eff, layout_shape(c.layout, c.engine));
+  return prefill_batch(p, d(std::max<std::int64_t>(c.prefill_chunk, 256)), isl, attention_flops(pm, isl / 2, true), 1);
+}
+
+PerfSetup prepare_perf(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const Layout& layout, Engine engine) {
+  return prepare(pm, gpu, eff, layout_shape(layout, engine));
 }
 
 PerfResult estimate_perf(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const PerfConfig& c) {
+  return estimate_perf(prepare(pm, gpu, eff, layout_shape(c.layout, c.engine)), c);
+}
+
+PerfResult estimate_perf(const PerfSetup& p, const PerfConfig& c) {
+  const PerfModel& pm = *p.pm;
+  const PerfEfficiency& eff = *p.eff;
   if (c.concurrency < 1) throw InputError(fmt::format("concurrency {}: must be at least 1", c.concurrency));
   if (!(c.isl >= 1) || !(c.osl >= 1)) throw InputError("input and output lengths must be at least 1 token");
-  if (c.spec_tokens > 0 && !(c.spec_acceptance >= 0 && c.spec_acceptance <= 1)) throw InputError("speculative acceptance must be in [0, 1]");
+  if (c.spec_tokens > 0 && !(c.spec_acceptance >= 0 && c.spec_acceptance <= 1))
+    throw InputError("speculative acceptance must be in [0, 1]");
   PerfResult r;
-  const LayoutShape ls = layout_shape(c.layout, c.engine);
-  r.gpus = ls.gpus;
+  r.gpus = p.ls.gpus;
   const double isl = c.isl * c.length_scale, osl = std::max(1.0, c.osl * c.length_scale);
   const double users = c.concurrency;
   const double run = c.max_running > 0 ? std::min(users, d(c.max_running)) : users;
   r.queued = run < users;
-  const double ctx = isl + osl / 2;
-  const double chunk_reqs = std::max(1.0, d(c.prefill_chunk) / isl);
-  r.prefill_ms = prefill_batch_ms(pm, gpu, eff, c, ls, isl, 1);
+  const double ctx = isl + osl / 2;  // average context a decoding sequence attends to
+  const double kv_seq = decode_kv_bytes(p, ctx);
+  const double attn_dec = attention_flops(pm, ctx, false), attn_pf = attention_flops(pm, isl / 2, true);
+  const double chunk = d(std::max<std::int64_t>(c.prefill_chunk, 256));
+  const double chunk_reqs = std::max(1.0, chunk / isl);
+  const double overhead_s = eff.ttft_overhead_ms / 1e3;
+  r.prefill_ms = prefill_batch(p, chunk, isl, attn_pf, 1);
 
-  // fixed point of the closed loop
-  DecodeStep step = decode_step(pm, gpu, eff, c, run, ctx);
+  // fixed point of the closed loop: every user's request takes TTFT + (OSL - 1) x TPOT
+  DecodeStep step = step_at(p, c.spec_tokens, c.spec_acceptance, run, kv_seq, attn_dec);
   double tpot = step.t_step_ms / step.tokens_per_step;
-  double ttft = r.prefill_ms / 1e3 + eff.ttft_overhead_ms / 1e3;
+  double ttft = r.prefill_ms / 1e3 + overhead_s;
   double e2e = ttft + (osl - 1) * tpot / 1e3;
   double rho = 0;
-  for (int it = 0; it < 40; ++it) {
+  double last_batch = -1, pf_batch = r.prefill_ms, n_batch = 1;
+  double e_prev = e2e, h_prev = 0;
+  for (int it = 0; it < 60; ++it) {
     const double lambda = run / e2e;  // requests per second
-    const double n_batch = std::clamp(lambda * step.t_step_ms / 1e3, 1.0, std::max(1.0, std::min(chunk_reqs, run)));
-    const double pf_batch = prefill_batch_ms(pm, gpu, eff, c, ls, isl, n_batch);
+    const double nb = std::clamp(lambda * step.t_step_ms / 1e3, 1.0, std::max(1.0, std::min(chunk_reqs, run)));
+    if (std::abs(nb - n_batch) > 1e-3 * n_batch) {
+      n_batch = nb;
+      pf_batch = prefill_batch(p, chunk, isl, attn_pf, n_batch);
+    }
     const double pf_req = pf_batch / n_batch;
     rho = std::min(0.95, lambda * pf_req / 1e3);
     const double decoding = std::max(1.0, run * std::max(0.0, 1.0 - ttft / e2e));
-    step = decode_step(pm, gpu, eff, c, decoding, ctx);
+    if (std::abs(decoding - last_batch) > 1e-4 * decoding) {
+      step = step_at(p, c.spec_tokens, c.spec_acceptance, decoding, kv_seq, attn_dec);
+      last_batch = decoding;
+    }
     tpot = step.t_step_ms / step.tokens_per_step / (1 - rho);
-    const double wait = rho / (2 * (1 - rho)) * pf_req / 1e3;  // M/D/1 queue for the prefill server
-    ttft = pf_batch / 1e3 + 0.5 * step.t_step_ms / 1e3 + wait + eff.ttft_overhead_ms / 1e3;
+    const double wait = rho / (2 * (1 - rho)) * pf_req / 1e3;  // M/D/1 queue for the prefill work
+    ttft = pf_batch / 1e3 + 0.5 * step.t_step_ms / 1e3 + wait + overhead_s;
     const double next = ttft + (osl - 1) * tpot / 1e3;
-    if (std::abs(next - e2e) < 1e-6 * e2e) {
+    const double h = next - e2e;
+    if (std::abs(h) < 1e-4 * e2e) {
       e2e = next;
       break;
     }
-    e2e = 0.5 * e2e + 0.5 * next;
+    // secant step on h(E) = next(E) - E, falling back to a damped step when it overshoots
+    double e_new = e2e + 0.5 * h;
+    if (it > 0 && h != h_prev) {
+      const double sec = e2e - h * (e2e - e_prev) / (h - h_prev);
+      if (sec > 0.5 * e2e && sec < 2 * e2e) e_new = sec;
+    }
+    e_prev = e2e;
+    h_prev = h;
+    e2e = e_new;
   }
   r.running = step.batch;
   r.prefill_share = rho;
@@ -420,8 +472,8 @@ PerfResult estimate_perf(const PerfModel& pm, const Gpu& gpu, const PerfEfficien
   r.ttft_s = ttft + extra_wait;
   r.e2e_s = e2e + extra_wait;
   const double req_per_s = run / e2e;
-  r.tput_input_per_gpu = req_per_s * isl / ls.gpus;
-  r.tput_output_per_gpu = req_per_s * osl / ls.gpus;
+  r.tput_input_per_gpu = req_per_s * isl / p.ls.gpus;
+  r.tput_output_per_gpu = req_per_s * osl / p.ls.gpus;
   r.tput_total_per_gpu = r.tput_input_per_gpu + r.tput_output_per_gpu;
   r.bound = step.bound;
   return r;

@@ -166,6 +166,7 @@ Cli::Cli() {
   perf->add_option("--dp", po->dp, "Data parallel (DP-attention size with --enable-dp-attention)");
   perf->add_option("--pp", po->pp, "Pipeline parallel");
   perf->add_flag("--enable-dp-attention", po->dp_attention, "SGLang DP-attention");
+  perf->add_option("--dcp", po->dcp, "Decode context parallel: MLA cache split over this many TP ranks");
   perf->add_option("--precision,-p", po->precision, "Every weight in this format (default: as shipped)");
   perf->add_option("--expert-precision", po->expert_precision, "Only the routed experts in this format (nvfp4, mxfp4, fp8, ...)");
   perf->add_option("--kv-dtype", po->kv_dtype, "auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2, fp4")->capture_default_str();

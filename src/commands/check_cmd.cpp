@@ -7,21 +7,21 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <optional>
-#include <set>
-#include <sstream>
-#include <tuple>
-
 #include <k3plan/budget.hpp>
 #include <k3plan/check.hpp>
 #include <k3plan/cost.hpp>
 #include <k3plan/deploy_fit.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/units.hpp>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <tuple>
 
 #include "common.hpp"
 
@@ -86,7 +86,8 @@ bool opens_block_scalar(const std::string& line) {
 
 void check_yaml_limits(const std::string& text, const std::string& origin, std::size_t max_bytes, int max_depth) {
   if (text.size() > max_bytes)
-    throw InputError(fmt::format("{}: {} bytes: larger than the {} MiB limit for this kind of file", origin, text.size(), max_bytes / (1024 * 1024)));
+    throw InputError(
+        fmt::format("{}: {} bytes: larger than the {} MiB limit for this kind of file", origin, text.size(), max_bytes / (1024 * 1024)));
   // binary data: NUL, control characters other than tab/newline/CR, DEL, or invalid UTF-8
   for (std::size_t i = 0; i < text.size();) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
@@ -134,23 +135,31 @@ void check_yaml_limits(const std::string& text, const std::string& origin, std::
       const char c = line[i];
       const char prev = i == 0 ? ' ' : line[i - 1];
       if (in_double) {
-        if (c == '\\') ++i;
-        else if (c == '"') in_double = false;
+        if (c == '\\')
+          ++i;
+        else if (c == '"')
+          in_double = false;
         continue;
       }
       if (in_single) {
         if (c == '\'') {
-          if (i + 1 < line.size() && line[i + 1] == '\'') ++i;
-          else in_single = false;
+          if (i + 1 < line.size() && line[i + 1] == '\'')
+            ++i;
+          else
+            in_single = false;
         }
         continue;
       }
       const bool token_start = prev == ' ' || prev == '\t' || prev == '[' || prev == '{' || prev == ',' || prev == ':' || i == 0;
       if (c == '#' && (prev == ' ' || prev == '\t' || i == 0)) break;
-      if (c == '"' && token_start) in_double = true;
-      else if (c == '\'' && token_start) in_single = true;
-      else if (c == '[' || c == '{') peak = std::max(peak, ++flow);
-      else if ((c == ']' || c == '}') && flow > 0) --flow;
+      if (c == '"' && token_start)
+        in_double = true;
+      else if (c == '\'' && token_start)
+        in_single = true;
+      else if (c == '[' || c == '{')
+        peak = std::max(peak, ++flow);
+      else if ((c == ']' || c == '}') && flow > 0)
+        --flow;
     }
     too_deep(static_cast<int>(indents.size()) + compact + peak);
     if (flow == 0 && !in_double && !in_single && opens_block_scalar(line)) block_scalar_indent = ind;
@@ -194,7 +203,8 @@ std::string raw_scalar_at(const std::string& text, int line, int column) {
   pos += static_cast<std::size_t>(column - 1);
   if (pos >= text.size()) return "";
   std::string s;
-  while (pos < text.size() && text[pos] != '\n' && text[pos] != ',' && text[pos] != '}' && text[pos] != ']' && text[pos] != '#') s += text[pos++];
+  while (pos < text.size() && text[pos] != '\n' && text[pos] != ',' && text[pos] != '}' && text[pos] != ']' && text[pos] != '#')
+    s += text[pos++];
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
   if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front()) s = s.substr(1, s.size() - 2);
   return s;
@@ -214,12 +224,18 @@ bool unrepresentable_number(const std::string& raw) {
 
 std::string escape_control(const std::string& s) {
   std::string o;
-  for (unsigned char c : s) {
-    if (c == '\n') o += "\\n";
-    else if (c == '\r') o += "\\r";
-    else if (c == '\t') o += "\\t";
-    else if (c < 0x20 || c == 0x7F) o += fmt::format("\\x{:02x}", c);
-    else o += static_cast<char>(c);
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n')
+      o += "\\n";
+    else if (c == '\r')
+      o += "\\r";
+    else if (c == '\t')
+      o += "\\t";
+    else if (c < 0x20 || c == 0x7F)
+      o += fmt::format("\\x{:02x}", c);
+    else
+      o += static_cast<char>(c);
   }
   return o;
 }
@@ -250,18 +266,22 @@ YAML::Node child(const YAML::Node& n, const char* key) {
   return c;
 }
 
+// A manifest is loaded one document at a time (see parse_lws_manifest); marks are relative to the
+// document, this is the 0-based file line where the current document starts.
+thread_local int t_doc_line = 0;
+
 SourcePos node_pos(const std::string& file, const YAML::Node& n) {
-  if (!n.IsDefined()) return {file, 1, 1};
-  return {file, n.Mark().line + 1, n.Mark().column + 1};
+  if (!n.IsDefined()) return {file, t_doc_line + 1, 1};
+  return {file, t_doc_line + n.Mark().line + 1, n.Mark().column + 1};
 }
 
 // Maps positions inside a command string taken from a YAML scalar back to the manifest.
 struct ScriptMap {
   std::string file;
-  int line = 1;       // 1-based line of the scalar (block scalar: of its indicator)
-  int column = 1;     // 1-based column of the scalar's first character
+  int line = 1;    // 1-based line of the scalar (block scalar: of its indicator)
+  int column = 1;  // 1-based column of the scalar's first character
   bool block = false;
-  int indent = 0;     // block scalar content indentation
+  int indent = 0;  // block scalar content indentation
   bool quoted = false;
 
   SourcePos map(const SourcePos& p) const {
@@ -275,9 +295,9 @@ struct ScriptMap {
 ScriptMap script_map(const std::string& file, const std::vector<std::string>& lines, const YAML::Node& n) {
   ScriptMap m;
   m.file = file;
-  m.line = n.Mark().line + 1;
+  m.line = t_doc_line + n.Mark().line + 1;
   m.column = n.Mark().column + 1;
-  const std::size_t li = static_cast<std::size_t>(std::max(0, n.Mark().line));
+  const std::size_t li = static_cast<std::size_t>(std::max(0, t_doc_line + n.Mark().line));
   const std::size_t ci = static_cast<std::size_t>(std::max(0, n.Mark().column));
   if (li < lines.size() && ci < lines[li].size()) {
     const char c = lines[li][ci];
@@ -389,8 +409,8 @@ struct EngineContainer {
   SourcePos pos;
 };
 
-std::optional<EngineContainer> find_engine_container(const std::string& file, const std::vector<std::string>& lines, const YAML::Node& pod_spec,
-                                                     const std::map<std::string, std::string>& lws_env) {
+std::optional<EngineContainer> find_engine_container(const std::string& file, const std::vector<std::string>& lines,
+                                                     const YAML::Node& pod_spec, const std::map<std::string, std::string>& lws_env) {
   const YAML::Node containers = child(pod_spec, "containers");
   if (!is_seq(containers)) return std::nullopt;
   for (const auto& item : containers) {
@@ -442,23 +462,42 @@ std::optional<EngineContainer> find_engine_container(const std::string& file, co
 
 }  // namespace
 
-std::vector<CheckTarget> parse_lws_manifest(const Catalogue& cat, const std::string& text, const std::string& origin, const std::string& gpu,
-                                            std::vector<Finding>& findings) {
+std::vector<CheckTarget> parse_lws_manifest(const Catalogue& cat, const std::string& text, const std::string& origin,
+                                            const std::string& gpu, std::vector<Finding>& findings) {
   check_yaml_limits(text, origin);
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(text);
-  } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("{}:{}:{}: malformed YAML: {}", origin, e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
   std::vector<std::string> lines;
   {
     std::istringstream in(text);
     std::string l;
     while (std::getline(in, l)) lines.push_back(l);
   }
+  // One YAML::Load per document, the other documents' lines blanked so marks stay file positions.
+  // (YAML::LoadAll is not used: yaml-cpp 0.7 loops forever on some malformed input, e.g. "!,".)
+  std::vector<std::size_t> starts{0};
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    if (i > 0 && l.rfind("---", 0) == 0 && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r')) starts.push_back(i);
+  }
+  if (starts.size() > 256) throw InputError(fmt::format("{}: {} YAML documents; a manifest file holds a handful", origin, starts.size()));
+  std::vector<YAML::Node> docs;
+  for (std::size_t k = 0; k < starts.size(); ++k) {
+    const std::size_t end = k + 1 < starts.size() ? starts[k + 1] : lines.size();
+    std::string piece;
+    for (std::size_t i = starts[k]; i < end; ++i) piece += lines[i] + '\n';
+    try {
+      docs.push_back(YAML::Load(piece));
+    } catch (const YAML::Exception& e) {
+      throw InputError(
+          fmt::format("{}:{}:{}: malformed YAML: {}", origin, static_cast<int>(starts[k]) + e.mark.line + 1, e.mark.column + 1, e.msg));
+    }
+  }
+  struct DocLine {  // restores the document offset however this function exits
+    ~DocLine() { t_doc_line = 0; }
+  } restore;
   std::vector<CheckTarget> out;
-  auto error = [&](const std::string& rule, const std::string& msg, const YAML::Node& n) { findings.push_back({rule, "error", msg, node_pos(origin, n)}); };
+  auto error = [&](const std::string& rule, const std::string& msg, const YAML::Node& n) {
+    findings.push_back({rule, "error", msg, node_pos(origin, n)});
+  };
   auto count = [&](const YAML::Node& parent, const char* key, const std::string& field) -> int {
     const YAML::Node n = child(parent, key);
     if (!defined(n) || n.IsNull()) return 1;
@@ -472,81 +511,96 @@ std::vector<CheckTarget> parse_lws_manifest(const Catalogue& cat, const std::str
     return static_cast<int>(v);
   };
   try {
-  for (const auto& doc : docs) {
-    if (!is_scalar(child(doc, "kind")) || child(doc, "kind").Scalar() != "LeaderWorkerSet") continue;
-    const YAML::Node spec = child(doc, "spec");
-    if (!is_map(spec)) {
-      error("manifest/structure", "LeaderWorkerSet without a 'spec' mapping", doc);
-      continue;
-    }
-    const YAML::Node lwt = child(spec, "leaderWorkerTemplate");
-    if (!is_map(lwt)) {
-      error("manifest/structure", "missing 'spec.leaderWorkerTemplate'", spec);
-      continue;
-    }
-    CheckTarget t;
-    t.kind = InputKind::manifest;
-    t.replicas = count(spec, "replicas", "spec.replicas");
-    t.group_size = count(lwt, "size", "spec.leaderWorkerTemplate.size");
-    if (t.replicas == 0 || t.group_size == 0) continue;
-    const YAML::Node worker = child(lwt, "workerTemplate");
-    const YAML::Node leader = child(lwt, "leaderTemplate");
-    if (!is_map(child(worker, "spec"))) {
-      error("manifest/structure", "missing 'spec.leaderWorkerTemplate.workerTemplate.spec'", lwt);
-      continue;
-    }
-    const bool has_leader = is_map(child(leader, "spec"));
-    const YAML::Node pod = has_leader ? child(leader, "spec") : child(worker, "spec");
-    const std::map<std::string, std::string> lws_env{{"LWS_GROUP_SIZE", std::to_string(t.group_size)}, {"LWS_WORKER_INDEX", "0"}, {"LWS_LEADER_ADDRESS", "lws-leader"}};
-    const auto ec = find_engine_container(origin, lines, pod, lws_env);
-    if (!ec) {
-      error("manifest/command", fmt::format("no container in the {} template runs `vllm serve` or `python3 -m sglang.launch_server`", has_leader ? "leader" : "worker"), pod);
-      continue;
-    }
-    std::vector<Finding> local;
-    Deployment d;
-    try {
-      d = parse_launch_command(ec->script, origin, local);
-    } catch (const InputError& e) {
-      findings.push_back({"manifest/command", "error", e.what(), ec->pos});
-      continue;
-    }
-    const int command_nodes = d.nodes;
-    for (auto& f : local) {
-      f.pos = ec->exec_form ? ec->pos : ec->map.map(f.pos);
-      findings.push_back(f);
-    }
-    for (auto& [field, p] : d.where) p = ec->exec_form ? ec->pos : ec->map.map(p);
-    d.file = origin;
-    t.anchor = d.where.count("model") ? d.where.at("model") : ec->pos;
-    // GPUs per pod, leader and workers alike
-    const auto per_pod = container_gpus(ec->container);
-    if (!per_pod || *per_pod < 1 || *per_pod != std::floor(*per_pod) || *per_pod > 1024) {
-      error("manifest/gpus", "the engine container requests no GPUs: set resources.limits nvidia.com/gpu (or amd.com/gpu) to the GPUs per pod", ec->container);
-    } else {
-      t.gpus_per_pod = static_cast<int>(*per_pod);
-      d.where["gpus"] = node_pos(origin, child(ec->container, "resources"));
-    }
-    if (has_leader && t.gpus_per_pod > 0) {
-      const auto wc = find_engine_container(origin, lines, child(worker, "spec"), lws_env);
-      if (wc) {
-        const auto wg = container_gpus(wc->container);
-        if (!wg || *wg != *per_pod)
-          error("manifest/gpus", fmt::format("worker pods request {} GPUs but the leader requests {}; every pod of a group runs one node's share", wg ? fmt::format("{}", *wg) : "no", t.gpus_per_pod), wc->container);
+    for (std::size_t k = 0; k < docs.size(); ++k) {
+      const YAML::Node& doc = docs[k];
+      t_doc_line = static_cast<int>(starts[k]);
+      if (!is_scalar(child(doc, "kind")) || child(doc, "kind").Scalar() != "LeaderWorkerSet") continue;
+      const YAML::Node spec = child(doc, "spec");
+      if (!is_map(spec)) {
+        error("manifest/structure", "LeaderWorkerSet without a 'spec' mapping", doc);
+        continue;
       }
+      const YAML::Node lwt = child(spec, "leaderWorkerTemplate");
+      if (!is_map(lwt)) {
+        error("manifest/structure", "missing 'spec.leaderWorkerTemplate'", spec);
+        continue;
+      }
+      CheckTarget t;
+      t.kind = InputKind::manifest;
+      t.replicas = count(spec, "replicas", "spec.replicas");
+      t.group_size = count(lwt, "size", "spec.leaderWorkerTemplate.size");
+      if (t.replicas == 0 || t.group_size == 0) continue;
+      const YAML::Node worker = child(lwt, "workerTemplate");
+      const YAML::Node leader = child(lwt, "leaderTemplate");
+      if (!is_map(child(worker, "spec"))) {
+        error("manifest/structure", "missing 'spec.leaderWorkerTemplate.workerTemplate.spec'", lwt);
+        continue;
+      }
+      const bool has_leader = is_map(child(leader, "spec"));
+      const YAML::Node pod = has_leader ? child(leader, "spec") : child(worker, "spec");
+      const std::map<std::string, std::string> lws_env{
+          {"LWS_GROUP_SIZE", std::to_string(t.group_size)}, {"LWS_WORKER_INDEX", "0"}, {"LWS_LEADER_ADDRESS", "lws-leader"}};
+      const auto ec = find_engine_container(origin, lines, pod, lws_env);
+      if (!ec) {
+        error("manifest/command",
+              fmt::format("no container in the {} template runs `vllm serve` or `python3 -m sglang.launch_server`",
+                          has_leader ? "leader" : "worker"),
+              pod);
+        continue;
+      }
+      std::vector<Finding> local;
+      Deployment d;
+      try {
+        d = parse_launch_command(ec->script, origin, local);
+      } catch (const InputError& e) {
+        findings.push_back({"manifest/command", "error", e.what(), ec->pos});
+        continue;
+      }
+      const int command_nodes = d.nodes;
+      for (auto& f : local) {
+        f.pos = ec->exec_form ? ec->pos : ec->map.map(f.pos);
+        findings.push_back(f);
+      }
+      for (auto& [field, p] : d.where) p = ec->exec_form ? ec->pos : ec->map.map(p);
+      d.file = origin;
+      t.anchor = d.where.count("model") ? d.where.at("model") : ec->pos;
+      // GPUs per pod, leader and workers alike
+      const auto per_pod = container_gpus(ec->container);
+      if (!per_pod || *per_pod < 1 || *per_pod != std::floor(*per_pod) || *per_pod > 1024) {
+        error("manifest/gpus",
+              "the engine container requests no GPUs: set resources.limits nvidia.com/gpu (or amd.com/gpu) to the GPUs per pod",
+              ec->container);
+      } else {
+        t.gpus_per_pod = static_cast<int>(*per_pod);
+        d.where["gpus"] = node_pos(origin, child(ec->container, "resources"));
+      }
+      if (has_leader && t.gpus_per_pod > 0) {
+        const auto wc = find_engine_container(origin, lines, child(worker, "spec"), lws_env);
+        if (wc) {
+          const auto wg = container_gpus(wc->container);
+          if (!wg || *wg != *per_pod)
+            error("manifest/gpus",
+                  fmt::format("worker pods request {} GPUs but the leader requests {}; every pod of a group runs one node's share",
+                              wg ? fmt::format("{}", *wg) : "no", t.gpus_per_pod),
+                  wc->container);
+        }
+      }
+      if (command_nodes > 0 && command_nodes != t.group_size)
+        findings.push_back({"engine/nnodes", "error",
+                            fmt::format("--nnodes {} but the LeaderWorkerSet group has size {} (use --nnodes $(LWS_GROUP_SIZE))",
+                                        command_nodes, t.group_size),
+                            d.pos("nodes")});
+      d.where["nodes"] = node_pos(origin, defined(child(lwt, "size")) ? child(lwt, "size") : lwt);
+      d.nodes = t.group_size;
+      d.gpus = t.gpus_per_pod * t.group_size;
+      d.gpu = gpu.empty() ? selector_gpu(cat, pod) : gpu;
+      if (!d.gpu.empty() && gpu.empty()) d.where["gpu"] = node_pos(origin, child(pod, "nodeSelector"));
+      t.deployment = std::move(d);
+      out.push_back(std::move(t));
     }
-    if (command_nodes > 0 && command_nodes != t.group_size)
-      findings.push_back({"engine/nnodes", "error", fmt::format("--nnodes {} but the LeaderWorkerSet group has size {} (use --nnodes $(LWS_GROUP_SIZE))", command_nodes, t.group_size), d.pos("nodes")});
-    d.where["nodes"] = node_pos(origin, defined(child(lwt, "size")) ? child(lwt, "size") : lwt);
-    d.nodes = t.group_size;
-    d.gpus = t.gpus_per_pod * t.group_size;
-    d.gpu = gpu.empty() ? selector_gpu(cat, pod) : gpu;
-    if (!d.gpu.empty() && gpu.empty()) d.where["gpu"] = node_pos(origin, child(pod, "nodeSelector"));
-    t.deployment = std::move(d);
-    out.push_back(std::move(t));
-  }
   } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("{}:{}:{}: unexpected manifest structure: {}", origin, e.mark.line + 1, e.mark.column + 1, e.msg));
+    throw InputError(
+        fmt::format("{}:{}:{}: unexpected manifest structure: {}", origin, t_doc_line + e.mark.line + 1, e.mark.column + 1, e.msg));
   }
   return out;
 }
@@ -555,7 +609,8 @@ std::vector<CheckTarget> parse_lws_manifest(const Catalogue& cat, const std::str
 
 namespace {
 
-const std::set<std::string> kKvDtypes{"auto", "bf16", "bfloat16", "fp16", "float16", "half", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "fp4", "fp4_e2m1", "nvfp4"};
+const std::set<std::string> kKvDtypes{"auto",     "bf16",     "bfloat16",   "fp16", "float16",  "half", "fp8",
+                                      "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "fp4",  "fp4_e2m1", "nvfp4"};
 
 // Engine refusal text -> rule id and the field it is about.
 std::pair<std::string, std::vector<const char*>> classify_refusal(const std::string& m) {
@@ -564,7 +619,8 @@ std::pair<std::string, std::vector<const char*>> classify_refusal(const std::str
   if (contains(m, "Number of experts")) return {"engine/ep-dense", {"parallel.ep", "parallel"}};
   if (contains(m, "block_n") || contains(m, "weight_block_size")) return {"engine/fp8-block", {"parallel.tp", "parallel"}};
   if (contains(m, "number of nodes") || contains(m, "whole")) return {"engine/nodes", {"nodes", "gpus", "parallel.tp"}};
-  if (contains(m, "dp_size") || contains(m, "data parallel") || contains(m, "dp-size") || contains(m, "dp-attention") || contains(m, "dp attention"))
+  if (contains(m, "dp_size") || contains(m, "data parallel") || contains(m, "dp-size") || contains(m, "dp-attention") ||
+      contains(m, "dp attention"))
     return {"engine/dp", {"parallel.dp", "parallel.dp_attention", "parallel"}};
   if (contains(m, "ep_size") || contains(m, "EP_SIZE")) return {"engine/ep", {"parallel.ep", "parallel"}};
   if (contains(m, "pipeline")) return {"engine/pp", {"parallel.pp", "parallel"}};
@@ -573,9 +629,12 @@ std::pair<std::string, std::vector<const char*>> classify_refusal(const std::str
 
 const char* kind_name(InputKind k) {
   switch (k) {
-    case InputKind::deployment: return "deployment";
-    case InputKind::command: return "command";
-    case InputKind::manifest: return "manifest";
+    case InputKind::deployment:
+      return "deployment";
+    case InputKind::command:
+      return "command";
+    case InputKind::manifest:
+      return "manifest";
   }
   return "deployment";
 }
@@ -602,7 +661,9 @@ Model resolve_for(const Catalogue& cat, const Deployment& d) {
 void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Finding>& out, json* summary) {
   const Deployment& d = t.deployment;
   const bool is_file = t.kind == InputKind::deployment;
-  auto add = [&](const std::string& rule, const char* sev, const std::string& msg, const SourcePos& p) { out.push_back({rule, sev, msg, p}); };
+  auto add = [&](const std::string& rule, const char* sev, const std::string& msg, const SourcePos& p) {
+    out.push_back({rule, sev, msg, p});
+  };
   auto at = [&](std::initializer_list<const char*> fields) -> SourcePos {
     for (const char* f : fields) {
       const auto it = d.where.find(f);
@@ -621,7 +682,9 @@ void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Findin
       s["model"] = model->id;
     } catch (const InputError& e) {
       add("model/unknown", is_file ? "error" : "warning",
-          is_file ? std::string(e.what()) : fmt::format("{}; the model rules and memory check are skipped (add it with --data DIR)", e.what()), at({"model"}));
+          is_file ? std::string(e.what())
+                  : fmt::format("{}; the model rules and memory check are skipped (add it with --data DIR)", e.what()),
+          at({"model"}));
     }
   }
   const Gpu* gpu = nullptr;
@@ -633,7 +696,9 @@ void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Findin
       add("gpu/unknown", "error", e.what(), at({"gpu"}));
     }
   } else if (!is_file) {
-    add("check/no-gpu", "note", "a command line names no GPU: pass --gpu ID (e.g. --gpu h200) to check memory, KV dtype, FP4 and budget rules; they are skipped", t.anchor);
+    add("check/no-gpu", "note",
+        "a command line names no GPU: pass --gpu ID (e.g. --gpu h200) to check memory, KV dtype, FP4 and budget rules; they are skipped",
+        t.anchor);
   }
 
   // KV cache dtype
@@ -641,7 +706,8 @@ void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Findin
   if (!kKvDtypes.count(kv)) {
     const auto hint = closest_match(kv, {"auto", "bf16", "fp16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp4"});
     add("schema/enum", "error",
-        fmt::format("unknown KV cache dtype '{}'{}", kv, hint.empty() ? " (use auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2 or fp4)" : fmt::format("; did you mean '{}'?", hint)),
+        fmt::format("unknown KV cache dtype '{}'{}", kv,
+                    hint.empty() ? " (use auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2 or fp4)" : fmt::format("; did you mean '{}'?", hint)),
         at({"kv_dtype"}));
     kv = "auto";
   }
@@ -651,6 +717,14 @@ void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Findin
 
   // GPU counts
   const int gpn = gpu ? gpu->gpus_per_node : 0;
+  const std::int64_t lg64 = std::int64_t{d.layout.tp} * d.layout.pp * (d.engine == Engine::vllm ? d.layout.dp : 1);
+  if (lg64 > 100000) {  // Layout::gpus() would overflow an int; no such cluster exists
+    add("engine/parallel-product", "error",
+        fmt::format("the parallel layout needs {} GPUs; more than 100,000", fmt_int(static_cast<double>(lg64))),
+        at({"parallel.tp", "parallel"}));
+    if (summary) *summary = s;
+    return;
+  }
   const int lg = d.layout.gpus(d.engine);
   int declared = 0;  // the GPUs this deployment has
   int nodes = 0;
@@ -661,8 +735,8 @@ void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Findin
       const bool ok = d.nodes == 1 ? d.gpus <= gpn : d.gpus == d.nodes * gpn;
       if (!ok)
         add("engine/gpu-count", "error",
-            fmt::format("gpus: {} does not match nodes: {} ({} node{} x {} GPUs per {} node = {})", d.gpus, d.nodes, d.nodes, d.nodes > 1 ? "s" : "", gpn, gpu->id,
-                        d.nodes * gpn),
+            fmt::format("gpus: {} does not match nodes: {} ({} node{} x {} GPUs per {} node = {})", d.gpus, d.nodes, d.nodes,
+                        d.nodes > 1 ? "s" : "", gpn, gpu->id, d.nodes * gpn),
             at({"gpus", "nodes"}));
     }
   } else if (t.kind == InputKind::command) {
@@ -670,28 +744,38 @@ void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Findin
     nodes = d.nodes > 0 ? d.nodes : 1;
     if (d.nodes > 1) {
       if (lg % d.nodes != 0)
-        add("engine/nodes", "error", fmt::format("{} GPUs ({}) do not split evenly over --nnodes {}", lg, d.engine == Engine::vllm ? "tp x pp x dp" : "tp x pp", d.nodes), at({"nodes"}));
+        add("engine/nodes", "error",
+            fmt::format("{} GPUs ({}) do not split evenly over --nnodes {}", lg, d.engine == Engine::vllm ? "tp x pp x dp" : "tp x pp",
+                        d.nodes),
+            at({"nodes"}));
       else if (gpu && lg / d.nodes > gpn)
-        add("engine/gpu-count", "error", fmt::format("{} GPUs over --nnodes {} is {} per node, but a {} node has {}", lg, d.nodes, lg / d.nodes, gpu->id, gpn), at({"nodes"}));
+        add("engine/gpu-count", "error",
+            fmt::format("{} GPUs over --nnodes {} is {} per node, but a {} node has {}", lg, d.nodes, lg / d.nodes, gpu->id, gpn),
+            at({"nodes"}));
     } else if (gpu && lg > gpn) {
       nodes = (lg + gpn - 1) / gpn;
       add("engine/nnodes", "warning",
           fmt::format("{} GPUs span {} nodes of {} {} but the command has no --nnodes: each node needs {}", lg, nodes, gpn, gpu->id,
-                      d.engine == Engine::vllm ? fmt::format("--nnodes {} --node-rank R --master-addr HEAD (workers --headless), or a Ray cluster", nodes)
-                                               : fmt::format("--nnodes {} --node-rank R --dist-init-addr HEAD:PORT", nodes)),
+                      d.engine == Engine::vllm
+                          ? fmt::format("--nnodes {} --node-rank R --master-addr HEAD (workers --headless), or a Ray cluster", nodes)
+                          : fmt::format("--nnodes {} --node-rank R --dist-init-addr HEAD:PORT", nodes)),
           at({"parallel.tp", "model"}));
     }
   } else {
     declared = t.gpus_per_pod * t.group_size;
     nodes = t.group_size;
     if (gpu && t.gpus_per_pod > gpn)
-      add("manifest/gpus", "error", fmt::format("each pod requests {} GPUs but a {} node has {}: the pods never schedule", t.gpus_per_pod, gpu->id, gpn), at({"gpus"}));
+      add("manifest/gpus", "error",
+          fmt::format("each pod requests {} GPUs but a {} node has {}: the pods never schedule", t.gpus_per_pod, gpu->id, gpn),
+          at({"gpus"}));
   }
   if (d.layout_given && declared > 0 && lg != declared && t.kind != InputKind::command) {
     add("engine/parallel-product", "error",
         d.engine == Engine::vllm
-            ? fmt::format("tp x pp x dp = {} x {} x {} = {} (vLLM) but the deployment has {} GPUs", d.layout.tp, d.layout.pp, d.layout.dp, lg, declared)
-            : fmt::format("tp x pp = {} x {} = {} (SGLang; dp with DP-attention splits the TP group) but the deployment has {} GPUs", d.layout.tp, d.layout.pp, lg, declared),
+            ? fmt::format("tp x pp x dp = {} x {} x {} = {} (vLLM) but the deployment has {} GPUs", d.layout.tp, d.layout.pp, d.layout.dp,
+                          lg, declared)
+            : fmt::format("tp x pp = {} x {} = {} (SGLang; dp with DP-attention splits the TP group) but the deployment has {} GPUs",
+                          d.layout.tp, d.layout.pp, lg, declared),
         at({"parallel.tp", "parallel", "gpus"}));
   }
   s["gpus"] = declared;
@@ -706,8 +790,18 @@ void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Findin
 
   // the layout: from `fit` when the GPU is known, else the deployment's own on a GPU with the
   // per-node count the launch implies
+  // SGLang keeps EP inside the TP group; with ep > tp the layout rules and the budget would divide by
+  // moe_tp = tp / ep = 0 (layout.cpp), so this one is refused here and the rest skipped
+  if (d.engine == Engine::sglang && d.layout_given && d.layout.ep > d.layout.tp) {
+    add("engine/ep", "error",
+        fmt::format("SGLang: tp_size {} must be divisible by ep_size {} (expert parallelism lives inside the TP group); other layout and "
+                    "memory rules skipped",
+                    d.layout.tp, d.layout.ep),
+        at({"parallel.ep", "parallel"}));
+    if (summary) *summary = s;
+    return;
+  }
   std::optional<DeploymentFit> fit;
-  std::vector<std::string> fit_errors;
   if (gpu) {
     Deployment d2 = d;
     d2.gpu = gpu->id;
@@ -728,8 +822,8 @@ void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Findin
   synth.scaleup_domain_gpus = synth.gpus_per_node;
   const Gpu& rule_gpu = gpu ? *gpu : synth;
   Layout layout = fit ? fit->fit.layout : d.layout;
-  if (!fit && d.engine == Engine::vllm && m.moe && d.layout_given && layout.ep == 1 && !d.where.count("parallel.ep") && t.kind == InputKind::deployment &&
-      layout.tp * layout.dp > 1)
+  if (!fit && d.engine == Engine::vllm && m.moe && d.layout_given && layout.ep == 1 && !d.where.count("parallel.ep") &&
+      t.kind == InputKind::deployment && layout.tp * layout.dp > 1)
     layout.ep = layout.tp * layout.dp;
   s["layout"] = {{"tp", layout.tp}, {"ep", layout.ep}, {"dp", layout.dp}, {"pp", layout.pp}, {"dp_attention", layout.dp_attention}};
 
@@ -749,7 +843,8 @@ void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Findin
     const std::string said = r.rfind(engine_name, 0) == 0 ? r : fmt::format("{}: {}", engine_name, r);
     const std::string msg = d.layout_given || t.kind != InputKind::deployment
                                 ? said
-                                : fmt::format("{} (no 'parallel' given and no layout {} accepts exists for {} GPUs; tried {})", said, engine_name, declared, layout_text(layout));
+                                : fmt::format("{} (no 'parallel' given and no layout {} accepts exists for {} GPUs; tried {})", said,
+                                              engine_name, declared, layout_text(layout));
     add(rule, "error", msg, p);
   }
   for (const auto& w : layout_warnings) add("engine/tp-across-nodes", "note", w, at({"parallel.tp", "parallel", "gpus"}));
@@ -757,8 +852,9 @@ void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Findin
   // context above the model's maximum
   if (d.context > m.max_context)
     add("memory/context-max", "error",
-        fmt::format("context {} ({} tokens) exceeds {}'s maximum of {} ({} tokens){}", format_context(d.context), fmt_int(static_cast<double>(d.context)), m.id,
-                    format_context(m.max_context), fmt_int(static_cast<double>(m.max_context)),
+        fmt::format("context {} ({} tokens) exceeds {}'s maximum of {} ({} tokens){}", format_context(d.context),
+                    fmt_int(static_cast<double>(d.context)), m.id, format_context(m.max_context),
+                    fmt_int(static_cast<double>(m.max_context)),
                     d.engine == Engine::vllm ? ": vLLM refuses a max_model_len above the derived one" : ""),
         at({"context"}));
 
@@ -776,13 +872,16 @@ void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Findin
       if (std::find(refusals.begin(), refusals.end(), r) != refusals.end()) continue;
       if (r.rfind("context ", 0) == 0) continue;  // reported above as memory/context-max
       if (contains(r, "KV/state pool holds"))
-        add("memory/kv-pool", "error", fmt::format("{} x {} tokens does not fit: {}", f.users, format_context(f.context), r), at({"users", "context"}));
+        add("memory/kv-pool", "error", fmt::format("{} x {} tokens does not fit: {}", f.users, format_context(f.context), r),
+            at({"users", "context"}));
       else
-        add("memory/does-not-fit", "error", fmt::format("does not fit on {} x {}: {}", f.gpus, gpu->id, r), at({"gpus", "nodes", "gpu", "model"}));
+        add("memory/does-not-fit", "error", fmt::format("does not fit on {} x {}: {}", f.gpus, gpu->id, r),
+            at({"gpus", "nodes", "gpu", "model"}));
     }
     if (f.fits && f.headroom >= 0 && f.headroom < 0.05)
       add("memory/headroom", "warning",
-          fmt::format("fits with only {:.1f}% of the KV/state pool free at {} users x {} tokens (under 5%): a longer prompt or a memory estimate off by a few "
+          fmt::format("fits with only {:.1f}% of the KV/state pool free at {} users x {} tokens (under 5%): a longer prompt or a memory "
+                      "estimate off by a few "
                       "percent and requests queue or are preempted",
                       f.headroom * 100, f.users, format_context(f.context)),
           at({"users", "context"}));
@@ -795,18 +894,22 @@ void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Findin
   // correctness for the model: parsers and remote code (only a command line says what it passes)
   if (t.kind != InputKind::deployment) {
     const auto& hint = m.engine;
-    auto parser = [&](const std::string& want, const std::optional<std::string>& have, const char* flag, const char* rule, const char* field, const char* what) {
+    auto parser = [&](const std::string& want, const std::optional<std::string>& have, const char* flag, const char* rule,
+                      const char* field, const char* what) {
       if (want.empty()) return;
       if (!have)
         add(rule, "warning",
             fmt::format("{} needs {} {} for {}; without it they come back as plain text{}", m.id, flag, want, what,
-                        std::string(rule) == "model/tool-call-parser" && d.engine == Engine::vllm ? " (vLLM also needs --enable-auto-tool-choice)" : ""),
+                        std::string(rule) == "model/tool-call-parser" && d.engine == Engine::vllm
+                            ? " (vLLM also needs --enable-auto-tool-choice)"
+                            : ""),
             t.anchor);
       else if (*have != want)
         add(rule, "warning", fmt::format("{} {}: the catalogue names '{}' for {}", flag, *have, want, m.id), at({field}));
     };
     parser(hint.tool_call_parser, d.tool_call_parser, "--tool-call-parser", "model/tool-call-parser", "tool_call_parser", "tool calls");
-    parser(hint.reasoning_parser, d.reasoning_parser, "--reasoning-parser", "model/reasoning-parser", "reasoning_parser", "reasoning output");
+    parser(hint.reasoning_parser, d.reasoning_parser, "--reasoning-parser", "model/reasoning-parser", "reasoning_parser",
+           "reasoning output");
     if (hint.trust_remote_code && d.trust_remote_code && !*d.trust_remote_code)
       add("model/trust-remote-code", "error",
           fmt::format("{} ships custom model code: the engine refuses to load it without --trust-remote-code", m.id), t.anchor);
@@ -816,7 +919,8 @@ void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Findin
   if (gpu) {
     if (kv_fit == "fp8" || kv_fit == "fp8_e4m3" || kv_fit == "fp8_e5m2") {
       if (!gpu->runs_natively("fp8"))
-        add("model/kv-dtype", "error", fmt::format("KV cache dtype {}: {} has no native FP8; use bf16 (or auto)", kv, gpu->id), at({"kv_dtype"}));
+        add("model/kv-dtype", "error", fmt::format("KV cache dtype {}: {} has no native FP8; use bf16 (or auto)", kv, gpu->id),
+            at({"kv_dtype"}));
     } else if (kv_fit == "fp4") {
       if (!gpu->runs_natively("nvfp4") && !gpu->runs_natively("mxfp4"))
         add("model/kv-dtype", "error", fmt::format("KV cache dtype {}: {} has no native FP4", kv, gpu->id), at({"kv_dtype"}));
@@ -837,7 +941,9 @@ void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Findin
   if (gpu && (d.usd_per_month_max || d.usd_per_gpu_hour)) {
     const bool own_rate = d.usd_per_gpu_hour.has_value();
     const bool catalogue_rate = !own_rate && gpu->price_usd_per_hour.value > 0;
-    const double rate = own_rate ? *d.usd_per_gpu_hour : catalogue_rate ? gpu->price_usd_per_hour.value : cat.prices().default_usd_per_gpu_hour.value;
+    const double rate = own_rate         ? *d.usd_per_gpu_hour
+                        : catalogue_rate ? gpu->price_usd_per_hour.value
+                                         : cat.prices().default_usd_per_gpu_hour.value;
     RentalScenario r;
     r.gpus = fit ? fit->fit.gpus : declared;
     r.hours_per_day = 24;
@@ -848,8 +954,11 @@ void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Findin
     s["usd_per_gpu_hour"] = rate;
     if (d.usd_per_month_max && monthly > *d.usd_per_month_max)
       add("budget/over", "error",
-          fmt::format("{} x {} x {} h x {:.2f} USD/GPU-hour ({}) = {} USD/month, over the budget of {} USD/month", r.gpus, gpu->id, fmt_int(cat.prices().hours_per_month), rate,
-                      own_rate ? "budget.usd_per_gpu_hour" : catalogue_rate ? (gpu->price_usd_per_hour.assumed ? "catalogue price, assumed" : "catalogue price") : "default rate",
+          fmt::format("{} x {} x {} h x {:.2f} USD/GPU-hour ({}) = {} USD/month, over the budget of {} USD/month", r.gpus, gpu->id,
+                      fmt_int(cat.prices().hours_per_month), rate,
+                      own_rate         ? "budget.usd_per_gpu_hour"
+                      : catalogue_rate ? (gpu->price_usd_per_hour.assumed ? "catalogue price, assumed" : "catalogue price")
+                                       : "default rate",
                       fmt_int(monthly), fmt_int(*d.usd_per_month_max)),
           at({"budget.usd_per_month_max"}));
   }
@@ -916,9 +1025,12 @@ constexpr RuleInfo kRules[] = {
 
 std::string percent_encode_path(const std::string& s) {
   std::string o;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') o += static_cast<char>(c);
-    else o += fmt::format("%{:02X}", c);
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~')
+      o += static_cast<char>(c);
+    else
+      o += fmt::format("%{:02X}", c);
   }
   return o;
 }
@@ -948,8 +1060,10 @@ json sarif_log(const std::vector<Finding>& findings) {
     json loc;
     const std::string& file = f.pos.file;
     if (!file.empty() && file.front() != '<') {
-      json phys = {{"artifactLocation", fs::path(file).is_absolute() ? json{{"uri", "file://" + percent_encode_path(file)}}
-                                                                     : json{{"uri", percent_encode_path(fs::path(file).lexically_normal().generic_string())}, {"uriBaseId", "%SRCROOT%"}}}};
+      json phys = {{"artifactLocation", fs::path(file).is_absolute()
+                                            ? json{{"uri", "file://" + percent_encode_path(file)}}
+                                            : json{{"uri", percent_encode_path(fs::path(file).lexically_normal().generic_string())},
+                                                   {"uriBaseId", "%SRCROOT%"}}}};
       if (f.pos.line > 0) phys["region"] = {{"startLine", f.pos.line}, {"startColumn", std::max(1, f.pos.column)}};
       loc["physicalLocation"] = phys;
     } else {
@@ -957,15 +1071,18 @@ json sarif_log(const std::vector<Finding>& findings) {
     }
     results.push_back({{"ruleId", f.rule},
                        {"ruleIndex", rule_index(f.rule, f.severity)},
-                       {"level", f.severity == "error" ? "error" : f.severity == "warning" ? "warning" : "note"},
+                       {"level", f.severity == "error"     ? "error"
+                                 : f.severity == "warning" ? "warning"
+                                                           : "note"},
                        {"message", {{"text", f.message}}},
                        {"locations", json::array({loc})}});
   }
   return {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
           {"version", "2.1.0"},
-          {"runs", json::array({{{"tool", {{"driver", {{"name", "k3plan"}, {"version", "0.1.0"}, {"semanticVersion", "0.1.0"}, {"rules", rules}}}}},
-                                 {"columnKind", "unicodeCodePoints"},
-                                 {"results", results}}})}};
+          {"runs",
+           json::array({{{"tool", {{"driver", {{"name", "k3plan"}, {"version", "0.1.0"}, {"semanticVersion", "0.1.0"}, {"rules", rules}}}}},
+                         {"columnKind", "unicodeCodePoints"},
+                         {"results", results}}})}};
 }
 
 // --- the command ------------------------------------------------------------------------------
@@ -992,7 +1109,8 @@ Report run_check(const Catalogue& cat, const CheckOptions& o) {
     for (const auto& x : f) {
       // duplicate keys (not valid YAML) and numbers no plan could hold are unreadable input
       if (x.rule == "schema/duplicate-key")
-        throw InputError(fmt::format("{}:{}:{}: {} (YAML mapping keys must be unique)", x.pos.file, x.pos.line, x.pos.column, escape_control(x.message)));
+        throw InputError(fmt::format("{}:{}:{}: {} (YAML mapping keys must be unique)", x.pos.file, x.pos.line, x.pos.column,
+                                     escape_control(x.message)));
       if ((x.rule == "schema/range" || x.rule == "schema/type") && unrepresentable_number(raw_scalar_at(text, x.pos.line, x.pos.column)))
         throw InputError(fmt::format("{}:{}:{}: number out of range: {}", x.pos.file, x.pos.line, x.pos.column, escape_control(x.message)));
     }
@@ -1001,8 +1119,10 @@ Report run_check(const Catalogue& cat, const CheckOptions& o) {
     t.anchor = {file, 1, 1};
     t.deployment = std::move(d);
     json s;
-    if (!t.deployment.model.empty()) check_target(cat, t, f, &s);
-    else s = {{"file", file}, {"kind", "deployment"}};
+    if (!t.deployment.model.empty())
+      check_target(cat, t, f, &s);
+    else
+      s = {{"file", file}, {"kind", "deployment"}};
     inputs.push_back(s);
     finish_input(f);
   }
@@ -1035,7 +1155,8 @@ Report run_check(const Catalogue& cat, const CheckOptions& o) {
     const std::string text = read_capped(m, kMaxDeploymentBytes, "manifest");
     std::vector<Finding> f;
     auto targets = parse_lws_manifest(cat, text, m, o.gpu, f);
-    if (targets.empty() && f.empty()) f.push_back({"manifest/structure", "error", "no LeaderWorkerSet (kind: LeaderWorkerSet) in this file", {m, 1, 1}});
+    if (targets.empty() && f.empty())
+      f.push_back({"manifest/structure", "error", "no LeaderWorkerSet (kind: LeaderWorkerSet) in this file", {m, 1, 1}});
     for (auto& t : targets) {
       json s;
       if (!t.deployment.model.empty()) check_target(cat, t, f, &s);
@@ -1049,29 +1170,40 @@ Report run_check(const Catalogue& cat, const CheckOptions& o) {
 
   int errors = 0, warnings = 0, notes = 0;
   for (const auto& f : all) {
-    if (f.severity == "error") ++errors;
-    else if (f.severity == "warning") ++warnings;
-    else ++notes;
+    if (f.severity == "error")
+      ++errors;
+    else if (f.severity == "warning")
+      ++warnings;
+    else
+      ++notes;
   }
   const bool failed = errors > 0 || (o.strict && warnings > 0);
   Report r;
   r.exit_code = failed ? 1 : 0;
   const std::size_t n_inputs = inputs.size();
   const std::string summary =
-      fmt::format("k3plan check: {} input{}, {} error{}, {} warning{}, {} note{}: {}{}", n_inputs, n_inputs == 1 ? "" : "s", errors, errors == 1 ? "" : "s", warnings,
-                  warnings == 1 ? "" : "s", notes, notes == 1 ? "" : "s", failed ? "FAILED" : "passed", o.strict ? " (--strict: warnings fail)" : "");
+      fmt::format("k3plan check: {} input{}, {} error{}, {} warning{}, {} note{}: {}{}", n_inputs, n_inputs == 1 ? "" : "s", errors,
+                  errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s", notes, notes == 1 ? "" : "s", failed ? "FAILED" : "passed",
+                  o.strict ? " (--strict: warnings fail)" : "");
   if (o.format_hint == "sarif") {
     r.data = sarif_log(all);
   } else {
     json fj = json::array();
     for (const auto& f : all)
-      fj.push_back({{"rule", f.rule}, {"severity", f.severity}, {"message", f.message}, {"file", f.pos.file}, {"line", f.pos.line}, {"column", f.pos.column}});
-    r.data = {{"passed", !failed}, {"strict", o.strict}, {"errors", errors}, {"warnings", warnings}, {"notes", notes}, {"inputs", inputs}, {"findings", fj}};
+      fj.push_back({{"rule", f.rule},
+                    {"severity", f.severity},
+                    {"message", f.message},
+                    {"file", f.pos.file},
+                    {"line", f.pos.line},
+                    {"column", f.pos.column}});
+    r.data = {{"passed", !failed}, {"strict", o.strict}, {"errors", errors}, {"warnings", warnings},
+              {"notes", notes},    {"inputs", inputs},   {"findings", fj}};
   }
   if (o.format_hint == "csv" || o.format_hint == "md") {
     Table t{"Findings", {"file", "line", "column", "severity", "rule", "message"}, {}, {false, true, true, false, false, false}};
     for (const auto& f : all)
-      t.rows.push_back({f.pos.file, std::to_string(f.pos.line), std::to_string(f.pos.column), f.severity, f.rule, escape_control(f.message)});
+      t.rows.push_back(
+          {f.pos.file, std::to_string(f.pos.line), std::to_string(f.pos.column), f.severity, f.rule, escape_control(f.message)});
     r.tables.push_back(t);
   }
   for (const auto& f : all) r.notes.push_back(finding_line(f));

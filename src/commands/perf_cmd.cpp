@@ -7,16 +7,15 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
-#include <map>
-#include <set>
-#include <sstream>
-
 #include <k3plan/budget.hpp>
 #include <k3plan/embedded.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/params.hpp>
 #include <k3plan/perf_cmd.hpp>
 #include <k3plan/units.hpp>
+#include <map>
+#include <set>
+#include <sstream>
 
 #include "catalogue/yaml_reader.hpp"
 #include "common.hpp"
@@ -87,27 +86,39 @@ ParsedFactors read_factors(const YamlReader& r, const YAML::Node& n, const std::
   return p;
 }
 
-void apply(PerfEfficiency& e, const ParsedFactors& p, std::map<std::string, Figure>& used, std::optional<Figure>& used_spec) {
+struct UsedFigure {
+  Figure fig;
+  bool from_defaults = false;
+};
+
+void apply(PerfEfficiency& e, const ParsedFactors& p, bool defaults, std::map<std::string, UsedFigure>& used,
+           std::optional<UsedFigure>& used_spec) {
   for (const auto& f : kFactors) {
     const auto it = p.figs.find(f.key);
     if (it == p.figs.end()) continue;
     e.*(f.field) = it->second.value;
-    used[f.key] = it->second;
+    used[f.key] = {it->second, defaults};
   }
   if (p.spec_tokens) {
     e.spec_tokens = static_cast<int>(p.spec_tokens->value);
-    used_spec = p.spec_tokens;
+    used_spec = UsedFigure{*p.spec_tokens, defaults};
   }
 }
 
-// Lines for the report: fitted factors on one line per source, assumed ones with their reason.
-std::vector<std::string> factor_lines(const std::string& key, const std::map<std::string, Figure>& used, const std::optional<Figure>& spec) {
+// Lines for the report: fitted factors on one line per source, assumed ones with their reason
+// (factors every entry shares from `defaults` without the entry's name, so they list once).
+std::vector<std::string> factor_lines(const std::string& key, const std::map<std::string, UsedFigure>& used,
+                                      const std::optional<UsedFigure>& spec) {
   std::map<std::string, std::vector<std::string>> by_source;
   std::vector<std::string> out;
-  auto one = [&](const std::string& name, const Figure& f) {
+  auto one = [&](const std::string& name, const UsedFigure& u) {
+    const Figure& f = u.fig;
     const std::string v = fmt::format("{} {:g}", name, f.value);
-    if (f.assumed) out.push_back(fmt::format("perf factor {} {}: assumed, {}", key, v, f.reason));
-    else by_source[f.source].push_back(v);
+    if (f.assumed)
+      out.push_back(u.from_defaults ? fmt::format("perf factor {} (every GPU family): assumed, {}", v, f.reason)
+                                    : fmt::format("perf factor {} {}: assumed, {}", key, v, f.reason));
+    else
+      by_source[f.source].push_back(v);
   };
   for (const auto& f : kFactors) {
     const auto it = used.find(f.key);
@@ -134,15 +145,18 @@ EfficiencyTable parse_efficiency(const std::string& text, const std::string& ori
     t.families.push_back({r.str(f, "id", "families[]", true), r.strings(f, "gpus", "families[]")});
   }
   const YAML::Node defs = root["defaults"];
-  r.check_keys(defs, {"source", "hbm", "decode_mfu", "prefill_mfu", "step_overhead_ms", "layer_overhead_us", "ttft_overhead_ms", "comm_latency_us", "scaleout_latency_us",
-                      "comm_efficiency", "scaleout_gb_s", "spec_tokens", "spec_acceptance"},
+  r.check_keys(defs,
+               {"source", "hbm", "decode_mfu", "prefill_mfu", "step_overhead_ms", "layer_overhead_us", "ttft_overhead_ms",
+                "comm_latency_us", "scaleout_latency_us", "comm_efficiency", "scaleout_gb_s", "spec_tokens", "spec_acceptance"},
                "defaults");
   const ParsedFactors dflt = read_factors(r, defs, "defaults", r.str(defs, "source", "defaults", true));
   const YAML::Node ents = root["entries"];
   if (!ents.IsSequence()) r.fail(ents, "entries", "expected a list");
   for (const auto& n : ents) {
-    r.check_keys(n, {"family", "engine", "source", "rows", "hbm", "decode_mfu", "prefill_mfu", "step_overhead_ms", "layer_overhead_us", "ttft_overhead_ms", "comm_latency_us",
-                     "scaleout_latency_us", "comm_efficiency", "scaleout_gb_s", "spec_tokens", "spec_acceptance", "borrowed_from", "reason"},
+    r.check_keys(n,
+                 {"family", "engine", "source", "rows", "hbm", "decode_mfu", "prefill_mfu", "step_overhead_ms", "layer_overhead_us",
+                  "ttft_overhead_ms", "comm_latency_us", "scaleout_latency_us", "comm_efficiency", "scaleout_gb_s", "spec_tokens",
+                  "spec_acceptance", "borrowed_from", "reason"},
                  "entries[]");
     PerfEfficiency e;
     e.family = r.str(n, "family", "entries[]", true);
@@ -152,14 +166,14 @@ EfficiencyTable parse_efficiency(const std::string& text, const std::string& ori
     for (const auto& f : t.families) known = known || f.id == e.family;
     if (!known) r.fail(n["family"], "entries[].family", fmt::format("unknown family '{}'", e.family));
     const std::string src = r.str(n, "source", key, true);
-    std::map<std::string, Figure> used;
-    std::optional<Figure> used_spec;
-    apply(e, dflt, used, used_spec);
-    apply(e, read_factors(r, n, key, src), used, used_spec);
+    std::map<std::string, UsedFigure> used;
+    std::optional<UsedFigure> used_spec;
+    apply(e, dflt, true, used, used_spec);
+    apply(e, read_factors(r, n, key, src), false, used, used_spec);
     e.assumptions = factor_lines(key, used, used_spec);
     if (r.has(n, "borrowed_from"))
-      e.assumptions.insert(e.assumptions.begin(), fmt::format("perf factors {}: no measured rows; taken from {} ({})", key, r.str(n, "borrowed_from", key, true),
-                                                            r.str(n, "reason", key, true)));
+      e.assumptions.insert(e.assumptions.begin(), fmt::format("perf factors {}: no measured rows; taken from {} ({})", key,
+                                                              r.str(n, "borrowed_from", key, true), r.str(n, "reason", key, true)));
     for (const auto& x : t.entries)
       if (x.family == e.family && x.engine == e.engine) r.fail(n, key, "duplicate family/engine entry");
     t.entries.push_back(e);
@@ -177,13 +191,15 @@ std::string EfficiencyTable::family_of(const Gpu& gpu) const {
 PerfEfficiency EfficiencyTable::lookup(const Gpu& gpu, const std::string& engine) const {
   const std::string fam = family_of(gpu);
   if (fam.empty())
-    throw InputError(fmt::format("GPU '{}' belongs to no family in data/perf/efficiency.yaml: add it to a family (or a new family with its factors)", gpu.id));
+    throw InputError(fmt::format(
+        "GPU '{}' belongs to no family in data/perf/efficiency.yaml: add it to a family (or a new family with its factors)", gpu.id));
   for (const auto& e : entries)
     if (e.family == fam && e.engine == engine) return e;
   for (const auto& e : entries)
     if (e.family == fam && e.engine == "sglang") {
       PerfEfficiency x = e;
-      x.assumptions.insert(x.assumptions.begin(), fmt::format("perf factors: no {} entry for {}: the {}/sglang factors are used", engine, fam, fam));
+      x.assumptions.insert(x.assumptions.begin(),
+                           fmt::format("perf factors: no {} entry for {}: the {}/sglang factors are used", engine, fam, fam));
       return x;
     }
   throw InputError(fmt::format("data/perf/efficiency.yaml: no factors for family '{}'", fam));
@@ -202,8 +218,8 @@ std::vector<MeasuredRow> parse_measured(const std::string& text, const std::stri
   if (!rows.IsSequence()) r.fail(rows, "rows", "expected a list");
   std::vector<MeasuredRow> out;
   for (const auto& n : rows) {
-    r.check_keys(n, {"gpu", "engine", "precision", "spec", "tp", "ep", "dpa", "gpus", "isl", "osl", "conc", "date", "tput", "input", "output", "ttft_s", "tpot_ms",
-                     "e2e_s", "kv_dtype", "exclude"},
+    r.check_keys(n, {"gpu",  "engine", "precision", "spec",  "tp",     "ep",     "dpa",     "gpus",  "isl",      "osl",
+                     "conc", "date",   "tput",      "input", "output", "ttft_s", "tpot_ms", "e2e_s", "kv_dtype", "exclude"},
                  "rows[]");
     MeasuredRow m;
     const std::string c = "rows[]";
@@ -227,7 +243,8 @@ std::vector<MeasuredRow> parse_measured(const std::string& text, const std::stri
     m.e2e_s = r.number(n, "e2e_s", c, false, 0, 0, 1e7);
     m.kv_dtype = r.str(n, "kv_dtype", c, false, "auto");
     m.exclude = r.str(n, "exclude", c, false);
-    m.id = fmt::format("{}/{}/{}/{}/tp{}ep{}{}/{}-{}/c{}", m.gpu, m.engine, m.precision, m.spec, m.tp, m.ep, m.dp_attention ? "dpa" : "", m.isl, m.osl, m.conc);
+    m.id = fmt::format("{}/{}/{}/{}/tp{}ep{}{}/{}-{}/c{}", m.gpu, m.engine, m.precision, m.spec, m.tp, m.ep, m.dp_attention ? "dpa" : "",
+                       m.isl, m.osl, m.conc);
     out.push_back(m);
   }
   return out;
@@ -242,7 +259,8 @@ Engine layout_engine(const std::string& engine) {
   if (engine == "vllm") return Engine::vllm;
   if (engine == "sglang" || engine == "trt" || engine == "atom") return Engine::sglang;
   const auto hint = closest_match(engine, {"sglang", "vllm", "trt", "atom"});
-  throw InputError(fmt::format("unknown engine '{}'{}", engine, hint.empty() ? " (use sglang, vllm, trt or atom)" : fmt::format("; did you mean '{}'?", hint)));
+  throw InputError(fmt::format("unknown engine '{}'{}", engine,
+                               hint.empty() ? " (use sglang, vllm, trt or atom)" : fmt::format("; did you mean '{}'?", hint)));
 }
 
 // The engine's batch-token limit per prefill step (the size chunked prefill cuts prompts into).
@@ -257,28 +275,31 @@ std::int64_t default_chunk(const Gpu& g, const std::string& engine) {
 // as tokens are produced, so the cap is taken at the average context a running request holds
 // (ISL + OSL / 2, scaled), not at its final length.
 struct MemCheck {
-  FitResult full;                 // at ISL + OSL for `users` (its flags)
-  std::int64_t max_running = 0;   // sequences the pool holds at the average context
+  FitResult full;                // at ISL + OSL for `users` (its flags)
+  std::int64_t max_running = 0;  // sequences the pool holds at the average context
   bool fits = false;
   std::vector<std::string> reasons;
 };
-MemCheck memory_check(const Model& m, const Gpu& g, const Layout& l, const EngineSettings& s, double isl, double osl, double scale, int users) {
+MemCheck memory_check(const Model& m, const Gpu& g, const Layout& l, const EngineSettings& s, double isl, double osl, double scale,
+                      int users) {
   MemCheck c;
   c.full = evaluate_fit(m, g, l, s, static_cast<std::int64_t>(std::ceil(isl + osl)), std::max(1, users));
   for (const auto& x : c.full.reasons)
     if (x.rfind("the KV/state pool holds", 0) != 0) c.reasons.push_back(x);
   if (c.full.max_context_one_user < static_cast<std::int64_t>(std::ceil(isl + osl)) && c.reasons.empty())
-    c.reasons.push_back(fmt::format("one request of {} tokens does not fit the KV pool (at most {})", std::ceil(isl + osl), c.full.max_context_one_user));
+    c.reasons.push_back(
+        fmt::format("one request of {} tokens does not fit the KV pool (at most {})", std::ceil(isl + osl), c.full.max_context_one_user));
   c.fits = c.reasons.empty();
   if (c.fits) {
-    const FitResult avg = evaluate_fit(m, g, l, s, std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(scale * (isl + osl / 2)))), std::max(1, users));
+    const FitResult avg = evaluate_fit(m, g, l, s, std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(scale * (isl + osl / 2)))),
+                                       std::max(1, users));
     c.max_running = std::max<std::int64_t>(avg.max_users, 1);
   }
   return c;
 }
 
 nlohmann::json layout_json(const Layout& l) {
-  return {{"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"pp", l.pp}, {"dp_attention", l.dp_attention}};
+  return {{"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"pp", l.pp}, {"dp_attention", l.dp_attention}, {"dcp", l.dcp}};
 }
 
 std::string layout_text(const Layout& l) {
@@ -287,6 +308,7 @@ std::string layout_text(const Layout& l) {
   if (l.dp > 1) s += fmt::format(" DP{}", l.dp);
   if (l.pp > 1) s += fmt::format(" PP{}", l.pp);
   if (l.dp_attention) s += " DPA";
+  if (l.dcp > 1) s += fmt::format(" DCP{}", l.dcp);
   return s;
 }
 
@@ -294,7 +316,8 @@ std::string precision_label(const Model& m, const std::string& uniform, const st
   if (!uniform.empty()) return uniform;
   if (!experts.empty()) return "experts " + experts;
   std::string s = m.default_precision;
-  if (m.moe && m.precision_of(ParamGroup::routed_experts) != m.default_precision) s += "+" + m.precision_of(ParamGroup::routed_experts) + " experts";
+  if (m.moe && m.precision_of(ParamGroup::routed_experts) != m.default_precision)
+    s += "+" + m.precision_of(ParamGroup::routed_experts) + " experts";
   return s + " (as shipped)";
 }
 
@@ -307,8 +330,9 @@ void add_lines(Report& r, const std::vector<std::string>& lines) {
 void gpu_assumptions(Report& r, const Gpu& g, bool price) {
   std::vector<Assumption> used;
   for (const auto& a : g.assumptions)
-    if (a.what.find("bandwidth") != std::string::npos || a.what.find("tflops") != std::string::npos || a.what.find("scaleup") != std::string::npos ||
-        a.what.find("memory_reported") != std::string::npos || (price && a.what.find("price") != std::string::npos))
+    if (a.what.find("bandwidth") != std::string::npos || a.what.find("tflops") != std::string::npos ||
+        a.what.find("scaleup") != std::string::npos || a.what.find("memory_reported") != std::string::npos ||
+        (price && a.what.find("price") != std::string::npos))
       used.push_back(a);
   add_assumptions(r, used);
 }
@@ -346,15 +370,19 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
   if (o.gpu.empty()) throw InputError("perf: give a GPU (-g)");
   const Gpu& g = cat.gpu(o.gpu);
   const Engine le = layout_engine(o.engine);
-  if (!(o.isl >= 1 && o.isl <= 1e7) || !(o.osl >= 1 && o.osl <= 1e7)) throw InputError("--isl and --osl: must be between 1 and 10,000,000 tokens");
-  if (o.concurrency < 1 || o.concurrency > 1000000) throw InputError(fmt::format("--concurrency {}: must be between 1 and 1,000,000", o.concurrency));
+  if (!(o.isl >= 1 && o.isl <= 1e7) || !(o.osl >= 1 && o.osl <= 1e7))
+    throw InputError("--isl and --osl: must be between 1 and 10,000,000 tokens");
+  if (o.concurrency < 1 || o.concurrency > 1000000)
+    throw InputError(fmt::format("--concurrency {}: must be between 1 and 1,000,000", o.concurrency));
   if (o.spec_tokens < 0 || o.spec_tokens > 16) throw InputError("--spec-tokens: must be between 0 and 16");
   if (o.spec_acceptance && !(*o.spec_acceptance >= 0 && *o.spec_acceptance <= 1)) throw InputError("--spec-acceptance: must be in [0, 1]");
   if (!(o.length_scale > 0 && o.length_scale <= 1)) throw InputError("--length-scale: must be in (0, 1]");
-  if (!o.precision.empty() && !o.expert_precision.empty()) throw InputError("--precision (every weight) and --expert-precision are contradictory; give one");
+  if (!o.precision.empty() && !o.expert_precision.empty())
+    throw InputError("--precision (every weight) and --expert-precision are contradictory; give one");
   if (o.gpus < 0 || o.gpus > 100000) throw InputError("--gpus: out of range");
   const Model m = with_precision(base, o.precision, o.expert_precision);
-  const EfficiencyTable table = o.efficiency_file.empty() ? embedded_efficiency() : parse_efficiency(read_file(o.efficiency_file, "--efficiency"), o.efficiency_file);
+  const EfficiencyTable table =
+      o.efficiency_file.empty() ? embedded_efficiency() : parse_efficiency(read_file(o.efficiency_file, "--efficiency"), o.efficiency_file);
   const PerfEfficiency eff = table.lookup(g, o.engine);
 
   EngineSettings s;
@@ -362,12 +390,13 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
   s.kv_dtype = o.kv_dtype;
   s.draft_layers = o.spec_tokens > 0 ? std::max(1, m.mtp_layers) : 0;
   if (o.max_num_batched_tokens) {
-    if (*o.max_num_batched_tokens < 256 || *o.max_num_batched_tokens > (1 << 24)) throw InputError("--max-num-batched-tokens: out of range");
+    if (*o.max_num_batched_tokens < 256 || *o.max_num_batched_tokens > (1 << 24))
+      throw InputError("--max-num-batched-tokens: out of range");
     s.max_num_batched_tokens = *o.max_num_batched_tokens;
   }
   const auto context = static_cast<std::int64_t>(std::ceil(o.isl + o.osl));
   const auto avg_context = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(o.length_scale * (o.isl + o.osl / 2))));
-  const bool explicit_layout = o.tp || o.ep || o.dp || o.pp || o.dp_attention;
+  const bool explicit_layout = o.tp || o.ep || o.dp || o.pp || o.dp_attention || o.dcp;
   Layout layout;
   if (explicit_layout) {
     layout.tp = o.tp ? o.tp : 1;
@@ -375,6 +404,7 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
     layout.dp = o.dp ? o.dp : 1;
     layout.pp = o.pp ? o.pp : 1;
     layout.dp_attention = o.dp_attention;
+    layout.dcp = o.dcp ? o.dcp : 1;
     if (le == Engine::vllm && m.moe && o.ep == 0 && layout.tp * layout.dp > 1) layout.ep = layout.tp * layout.dp;
     if (o.gpus > 0 && layout.gpus(le) != o.gpus)
       throw InputError(fmt::format("-n {} contradicts the layout: it needs {} GPUs", o.gpus, layout.gpus(le)));
@@ -434,55 +464,74 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
                          {"prefill_ms_one_request", p.prefill_ms},
                          {"prefill_share", p.prefill_share},
                          {"queued", p.queued}};
-  r.data["efficiency"] = {{"family", eff.family}, {"engine", eff.engine}, {"hbm", eff.hbm}, {"decode_mfu", eff.decode_mfu}, {"prefill_mfu", eff.prefill_mfu},
-                          {"step_overhead_ms", eff.step_overhead_ms}, {"layer_overhead_us", eff.layer_overhead_us}};
+  r.data["efficiency"] = {{"family", eff.family},
+                          {"engine", eff.engine},
+                          {"hbm", eff.hbm},
+                          {"decode_mfu", eff.decode_mfu},
+                          {"prefill_mfu", eff.prefill_mfu},
+                          {"step_overhead_ms", eff.step_overhead_ms},
+                          {"layer_overhead_us", eff.layer_overhead_us}};
 
-  Table t{fmt::format("{} on {} x {} ({}, {}, {}), ISL {} / OSL {}, {} users", m.id, f.gpus, g.id, o.engine, layout_text(f.layout), prec, fmt_num(o.isl),
-                      fmt_num(o.osl), o.concurrency),
-          {"measure", "value"}, {}, {false, true}};
+  Table t{fmt::format("{} on {} x {} ({}, {}, {}), ISL {} / OSL {}, {} users", m.id, f.gpus, g.id, o.engine, layout_text(f.layout), prec,
+                      fmt_num(o.isl), fmt_num(o.osl), o.concurrency),
+          {"measure", "value"},
+          {},
+          {false, true}};
   t.rows.push_back({"TTFT", fmt::format("{:.3f} s", p.ttft_s)});
   t.rows.push_back({"TPOT (ITL)", fmt::format("{:.2f} ms", p.tpot_ms)});
   t.rows.push_back({"interactivity", fmt::format("{:.1f} tok/s per user", p.interactivity)});
   t.rows.push_back({"end-to-end latency", fmt::format("{:.2f} s", p.e2e_s)});
   t.rows.push_back({"throughput per GPU (total)", fmt::format("{} tok/s", fmt_num(p.tput_total_per_gpu))});
-  t.rows.push_back({"throughput per GPU (input / output)", fmt::format("{} / {} tok/s", fmt_num(p.tput_input_per_gpu), fmt_num(p.tput_output_per_gpu))});
+  t.rows.push_back(
+      {"throughput per GPU (input / output)", fmt::format("{} / {} tok/s", fmt_num(p.tput_input_per_gpu), fmt_num(p.tput_output_per_gpu))});
   t.rows.push_back({"bound", p.bound});
   const double usd_h = g.price_usd_per_hour.value * p.gpus;
-  t.rows.push_back({"tok/s per USD/hour (total)", fmt::format("{:.1f} at {:.2f} USD/GPU-hour", p.tput_total_per_gpu * p.gpus / usd_h, g.price_usd_per_hour.value)});
+  t.rows.push_back({"tok/s per USD/hour (total)",
+                    fmt::format("{:.1f} at {:.2f} USD/GPU-hour", p.tput_total_per_gpu * p.gpus / usd_h, g.price_usd_per_hour.value)});
   t.rows.push_back({"USD per million tokens (total)", fmt::format("{:.3f}", usd_h * 1e6 / (3600 * p.tput_total_per_gpu * p.gpus))});
-  t.rows.push_back({"memory", mc.fits ? fmt::format("fits; the KV pool holds {} running requests (at {} tokens each on average; {} at most)",
-                                                    fmt_int(static_cast<double>(mc.max_running)), fmt_int(static_cast<double>(avg_context)), context)
-                                      : "DOES NOT FIT (see notes)"});
+  t.rows.push_back({"memory", mc.fits
+                                  ? fmt::format("fits; the KV pool holds {} running requests (at {} tokens each on average; {} at most)",
+                                                fmt_int(static_cast<double>(mc.max_running)), fmt_int(static_cast<double>(avg_context)),
+                                                fmt_int(static_cast<double>(context)))
+                                  : "DOES NOT FIT (see notes)"});
   r.tables.push_back(t);
   r.data["usd_per_million_tokens"] = usd_h * 1e6 / (3600 * p.tput_total_per_gpu * p.gpus);
   r.data["tok_s_per_usd_hour"] = p.tput_total_per_gpu * p.gpus / usd_h;
 
   Table b{"Decode step per GPU (one pipeline stage x PP)", {"part", "ms", "note"}, {}, {false, true, false}};
   b.rows.push_back({"weights + KV read", fmt::format("{:.3f}", p.step.pass.t_memory_ms * f.layout.pp),
-                    fmt::format("{} weights + {} KV per GPU at {:.0f}% of {:g} TB/s", human_decimal(p.step.pass.weight_bytes), human_decimal(p.step.pass.kv_bytes),
-                                eff.hbm * 100, g.hbm_bandwidth_tb_s.value)});
+                    fmt::format("{} weights + {} KV per GPU at {:.0f}% of {:g} TB/s", human_decimal(p.step.pass.weight_bytes),
+                                human_decimal(p.step.pass.kv_bytes), eff.hbm * 100, g.hbm_bandwidth_tb_s.value)});
   b.rows.push_back({"compute", fmt::format("{:.3f}", p.step.pass.t_compute_ms * f.layout.pp),
                     fmt::format("{:.2f} TFLOP per GPU at {:.0f}% of dense peak", p.step.pass.flops / 1e12, eff.decode_mfu * 100)});
-  b.rows.push_back({"communication", fmt::format("{:.3f}", p.step.pass.t_comm_ms * f.layout.pp), "all-reduce / gather / PP send per layer"});
+  b.rows.push_back(
+      {"communication", fmt::format("{:.3f}", p.step.pass.t_comm_ms * f.layout.pp), "all-reduce / gather / PP send per layer"});
   b.rows.push_back({"overhead", fmt::format("{:.3f}", p.step.pass.t_overhead_ms * f.layout.pp + eff.step_overhead_ms),
                     fmt::format("{:g} us per layer + {:g} ms per step", eff.layer_overhead_us, eff.step_overhead_ms)});
-  if (p.step.t_draft_ms > 0) b.rows.push_back({"draft", fmt::format("{:.3f}", p.step.t_draft_ms), fmt::format("{} draft tokens", c.spec_tokens)});
+  if (p.step.t_draft_ms > 0)
+    b.rows.push_back({"draft", fmt::format("{:.3f}", p.step.t_draft_ms), fmt::format("{} draft tokens", c.spec_tokens)});
   b.rows.push_back({"= step", fmt::format("{:.3f}", p.step.t_step_ms),
                     fmt::format("batch {:.1f}, {:.2f} tokens per sequence per step{}", p.step.batch, p.step.tokens_per_step,
                                 p.prefill_share > 0.005 ? fmt::format(", prefill takes {:.0f}% of the time", p.prefill_share * 100) : "")});
-  if (pm.experts > 0) b.rows.push_back({"experts touched", fmt::format("{:.1f}", p.step.pass.experts_touched), fmt::format("of {} per EP rank per MoE layer", pm.experts / std::max(1, layout_shape(f.layout, le).ep))});
+  if (pm.experts > 0)
+    b.rows.push_back({"experts touched", fmt::format("{:.1f}", p.step.pass.experts_touched),
+                      fmt::format("of {} per EP rank per MoE layer", pm.experts / std::max(1, layout_shape(f.layout, le).ep))});
   r.tables.push_back(b);
 
   for (const auto& x : mc.reasons) r.notes.push_back("does not fit: " + x);
   for (const auto& x : f.warnings) r.notes.push_back("warning: " + x);
-  if (p.queued) r.notes.push_back(fmt::format("{} users exceed the {} requests the KV pool holds: the rest wait, which adds to TTFT", o.concurrency, mc.max_running));
-  r.notes.push_back("SGLang: python3 -m sglang.launch_server --model-path " + (m.hf_repo.empty() ? m.id : m.hf_repo) + " " + f.sglang_flags);
+  if (p.queued)
+    r.notes.push_back(
+        fmt::format("{} users exceed the {} requests the KV pool holds: the rest wait, which adds to TTFT", o.concurrency, mc.max_running));
+  r.notes.push_back("SGLang: python3 -m sglang.launch_server --model-path " + (m.hf_repo.empty() ? m.id : m.hf_repo) + " " +
+                    f.sglang_flags);
   r.notes.push_back("vLLM: vllm serve " + (m.hf_repo.empty() ? m.id : m.hf_repo) + " " + f.vllm_flags);
   if (o.engine == "trt" || o.engine == "atom") r.notes.push_back(o.engine + ": layout and memory checked with SGLang's rules");
   r.assumptions.push_back(kModelAssumption);
   add_lines(r, eff.assumptions);
   if (o.spec_tokens > 0 && !o.spec_acceptance)
-    r.assumptions.push_back(fmt::format("speculative acceptance {:g} per draft token from data/perf/efficiency.yaml ({}/{})", eff.spec_acceptance, eff.family, eff.engine));
+    r.assumptions.push_back(fmt::format("speculative acceptance {:g} per draft token from data/perf/efficiency.yaml ({}/{})",
+                                        eff.spec_acceptance, eff.family, eff.engine));
   if (o.length_scale < 1) r.assumptions.push_back(fmt::format("request lengths scaled by {:g} of nominal", o.length_scale));
   add_lines(r, f.assumptions);
   add_assumptions(r, m.assumptions);
@@ -523,7 +572,8 @@ Report run_perf_validate(const Catalogue& cat) {
   Report r;
   r.data["rows"] = nlohmann::json::array();
   Table t{"Predicted vs measured, InferenceX DeepSeek-R1-0528, single node, aggregated",
-          {"gpu", "engine", "prec", "spec", "layout", "ISL/OSL", "conc", "tput/GPU meas", "pred", "err", "TPOT meas", "pred", "err", "TTFT meas", "pred"},
+          {"gpu", "engine", "prec", "spec", "layout", "ISL/OSL", "conc", "tput/GPU meas", "pred", "err", "TPOT meas", "pred", "err",
+           "TTFT meas", "pred"},
           {},
           {}};
   for (const auto& row : rows) {
@@ -555,7 +605,8 @@ Report run_perf_validate(const Catalogue& cat) {
     const MemCheck mc = memory_check(m, g, c.layout, s, row.isl, row.osl, c.length_scale, row.conc);
     c.max_running = mc.max_running;
     const PerfResult p = estimate_perf(it->second, g, eff, c);
-    const double e_tput = ape(p.tput_total_per_gpu, row.tput_total), e_tpot = ape(p.tpot_ms, row.tpot_ms), e_ttft = ape(p.ttft_s, row.ttft_s);
+    const double e_tput = ape(p.tput_total_per_gpu, row.tput_total), e_tpot = ape(p.tpot_ms, row.tpot_ms),
+                 e_ttft = ape(p.ttft_s, row.ttft_s);
     const std::string gk = fmt::format("{}/{}{}", row.gpu, row.engine, mtp ? "+mtp" : "");
     if (row.exclude.empty()) {
       auto& gr = groups[gk];
@@ -567,16 +618,19 @@ Report run_perf_validate(const Catalogue& cat) {
       a.tpot.push_back(e_tpot);
       a.ttft.push_back(e_ttft);
     }
-    r.data["rows"].push_back({{"id", row.id},
-                              {"group", gk},
-                              {"fits", mc.fits},
-                              {"excluded", row.exclude},
-                              {"measured", {{"tput_per_gpu", row.tput_total}, {"tpot_ms", row.tpot_ms}, {"ttft_s", row.ttft_s}, {"e2e_s", row.e2e_s}}},
-                              {"predicted", {{"tput_per_gpu", p.tput_total_per_gpu}, {"tpot_ms", p.tpot_ms}, {"ttft_s", p.ttft_s}, {"e2e_s", p.e2e_s}, {"bound", p.bound}}},
-                              {"ape_pct", {{"tput", e_tput}, {"tpot", e_tpot}, {"ttft", e_ttft}}}});
-    t.rows.push_back({row.gpu, row.engine, row.precision, row.spec, layout_text(c.layout), fmt::format("{:g}/{:g}", row.isl, row.osl), std::to_string(row.conc),
-                      fmt_num(row.tput_total), fmt_num(p.tput_total_per_gpu), row.exclude.empty() ? fmt::format("{:.0f}%", e_tput) : "excl.", fmt_num(row.tpot_ms),
-                      fmt_num(p.tpot_ms), fmt::format("{:.0f}%", e_tpot), fmt_num(row.ttft_s), fmt_num(p.ttft_s)});
+    r.data["rows"].push_back(
+        {{"id", row.id},
+         {"group", gk},
+         {"fits", mc.fits},
+         {"excluded", row.exclude},
+         {"measured", {{"tput_per_gpu", row.tput_total}, {"tpot_ms", row.tpot_ms}, {"ttft_s", row.ttft_s}, {"e2e_s", row.e2e_s}}},
+         {"predicted",
+          {{"tput_per_gpu", p.tput_total_per_gpu}, {"tpot_ms", p.tpot_ms}, {"ttft_s", p.ttft_s}, {"e2e_s", p.e2e_s}, {"bound", p.bound}}},
+         {"ape_pct", {{"tput", e_tput}, {"tpot", e_tpot}, {"ttft", e_ttft}}}});
+    t.rows.push_back({row.gpu, row.engine, row.precision, row.spec, layout_text(c.layout), fmt::format("{:g}/{:g}", row.isl, row.osl),
+                      std::to_string(row.conc), fmt_num(row.tput_total), fmt_num(p.tput_total_per_gpu),
+                      row.exclude.empty() ? fmt::format("{:.0f}%", e_tput) : "excl.", fmt_num(row.tpot_ms), fmt_num(p.tpot_ms),
+                      fmt::format("{:.0f}%", e_tpot), fmt_num(row.ttft_s), fmt_num(p.ttft_s)});
   }
   Table sum{"Absolute percentage error by GPU and engine (median / 90th percentile)",
             {"gpu/engine", "rows", "tput/GPU median", "p90", "TPOT median", "p90", "TTFT median", "p90"},
@@ -584,9 +638,10 @@ Report run_perf_validate(const Catalogue& cat) {
             {false, true, true, true, true, true, true, true}};
   r.data["summary"] = nlohmann::json::array();
   auto add = [&](const std::string& name, const Group& gr) {
-    sum.rows.push_back({name, std::to_string(gr.tput.size()), fmt::format("{:.1f}%", percentile(gr.tput, 0.5)), fmt::format("{:.1f}%", percentile(gr.tput, 0.9)),
-                        fmt::format("{:.1f}%", percentile(gr.tpot, 0.5)), fmt::format("{:.1f}%", percentile(gr.tpot, 0.9)),
-                        fmt::format("{:.1f}%", percentile(gr.ttft, 0.5)), fmt::format("{:.1f}%", percentile(gr.ttft, 0.9))});
+    sum.rows.push_back({name, std::to_string(gr.tput.size()), fmt::format("{:.1f}%", percentile(gr.tput, 0.5)),
+                        fmt::format("{:.1f}%", percentile(gr.tput, 0.9)), fmt::format("{:.1f}%", percentile(gr.tpot, 0.5)),
+                        fmt::format("{:.1f}%", percentile(gr.tpot, 0.9)), fmt::format("{:.1f}%", percentile(gr.ttft, 0.5)),
+                        fmt::format("{:.1f}%", percentile(gr.ttft, 0.9))});
     r.data["summary"].push_back({{"group", name},
                                  {"rows", gr.tput.size()},
                                  {"tput_median_ape_pct", percentile(gr.tput, 0.5)},
@@ -601,11 +656,14 @@ Report run_perf_validate(const Catalogue& cat) {
   add("all, MTP", all_mtp);
   r.tables.push_back(sum);
   r.tables.push_back(t);
-  r.notes.push_back("Rows: data/perf/measured-dsr1.yaml (InferenceX latest fixture, disagg = 0). The factors were fitted on these same rows "
-                    "(data/perf/efficiency.yaml), so the errors are in-sample; GPUs without rows (H100, B300, GB200/GB300, MI300X/MI325X/MI350X) "
-                    "use their family's factors.");
+  r.notes.push_back(
+      "Rows: data/perf/measured-dsr1.yaml (InferenceX latest fixture, disagg = 0). The factors were fitted on these same rows "
+      "(data/perf/efficiency.yaml), so the errors are in-sample; GPUs without rows (H100, B300, GB200/GB300, MI300X/MI325X/MI350X) "
+      "use their family's factors.");
   r.assumptions.push_back(kModelAssumption);
-  r.assumptions.push_back("validation: request lengths at 0.9 x nominal (InferenceX draws 80-100%); KV cache fp8 for trt and bf16 otherwise; fp4 rows = routed experts in nvfp4 (NVIDIA) / mxfp4 (AMD)");
+  r.assumptions.push_back(
+      "validation: request lengths at 0.9 x nominal (InferenceX draws 80-100%); KV cache fp8 for trt and bf16 otherwise; fp4 rows = routed "
+      "experts in nvfp4 (NVIDIA) / mxfp4 (AMD)");
   std::set<std::string> seen;
   for (const auto& e : table.entries) add_lines(r, e.assumptions);
   r.data["assumptions"] = r.assumptions;
@@ -673,9 +731,12 @@ std::vector<PrecOption> precision_options(const Model& m, const Gpu& g, const st
   auto bitsof = [&](ParamGroup grp) { return precision_format(m.precision_of(grp)).bits_per_weight; };
   if (!wanted.empty()) {
     for (const auto& w : wanted) {
-      if (w == "as-shipped" || w == "shipped") out.push_back({"", "", precision_label(m, "", ""), false});
-      else if (w.rfind("experts-", 0) == 0) out.push_back({"", w.substr(8), "experts " + w.substr(8), true});
-      else out.push_back({w, "", w, true});
+      if (w == "as-shipped" || w == "shipped")
+        out.push_back({"", "", precision_label(m, "", ""), false});
+      else if (w.rfind("experts-", 0) == 0)
+        out.push_back({"", w.substr(8), "experts " + w.substr(8), true});
+      else
+        out.push_back({w, "", w, true});
     }
     return out;
   }
@@ -683,8 +744,10 @@ std::vector<PrecOption> precision_options(const Model& m, const Gpu& g, const st
   const double main_bits = m.moe ? bitsof(ParamGroup::routed_experts) : bitsof(ParamGroup::dense_mlp);
   if (main_bits > 8.5 && g.runs_natively("fp8")) out.push_back({"fp8", "", "fp8", true});
   if (m.moe && main_bits > 4.6) {
-    if (g.runs_natively("mxfp4") && g.tflops_fp4.value > 0) out.push_back({"", "mxfp4", "experts mxfp4", true});
-    else if (g.runs_natively("nvfp4") && g.tflops_fp4.value > 0) out.push_back({"", "nvfp4", "experts nvfp4", true});
+    if (g.runs_natively("mxfp4") && g.tflops_fp4.value > 0)
+      out.push_back({"", "mxfp4", "experts mxfp4", true});
+    else if (g.runs_natively("nvfp4") && g.tflops_fp4.value > 0)
+      out.push_back({"", "nvfp4", "experts nvfp4", true});
   }
   return out;
 }
@@ -709,7 +772,6 @@ struct Cand {
   double usd_per_m = 0;     // USD per million tokens (input + output)
   double replicas = 1;
   bool sla_ok = false;
-  std::string miss;  // why the SLA is missed
   std::int64_t max_users = 0;
 };
 
@@ -718,7 +780,8 @@ struct Cand {
 Report run_plan(const Catalogue& cat, const PlanOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const Model base = resolve_model(cat, o.model);
-  if (!(o.isl >= 1 && o.isl <= 1e7) || !(o.osl >= 1 && o.osl <= 1e7)) throw InputError("--isl and --osl: must be between 1 and 10,000,000 tokens");
+  if (!(o.isl >= 1 && o.isl <= 1e7) || !(o.osl >= 1 && o.osl <= 1e7))
+    throw InputError("--isl and --osl: must be between 1 and 10,000,000 tokens");
   if (o.max_gpus < 1 || o.max_gpus > 4096) throw InputError("--max-gpus: must be between 1 and 4096");
   if (o.rate_source != "on-demand" && o.rate_source != "reserved" && o.rate_source != "spot")
     throw InputError(fmt::format("--rate-source '{}': use on-demand, reserved or spot", o.rate_source));
@@ -730,7 +793,8 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
   r.assumptions.push_back(kModelAssumption);
 
   // service level
-  const Sla sla = o.sla_file.empty() ? parse_sla(embedded_text(kSlaPath), std::string("embedded data/") + kSlaPath) : parse_sla(read_file(o.sla_file, "--sla"), o.sla_file);
+  const Sla sla = o.sla_file.empty() ? parse_sla(embedded_text(kSlaPath), std::string("embedded data/") + kSlaPath)
+                                     : parse_sla(read_file(o.sla_file, "--sla"), o.sla_file);
   double ttft_target = std::numeric_limits<double>::infinity(), tpot_target = std::numeric_limits<double>::infinity();
   std::string ttft_src = "none", tpot_src = "none";
   if (o.ttft_ms) {
@@ -741,8 +805,10 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
     for (const auto& [max_prompt, fig] : sla.ttft_tiers)
       if (o.isl <= max_prompt) {
         ttft_target = fig.value;
-        ttft_src = fmt::format("tier up to {} prompt tokens ({})", fmt_int(max_prompt), o.sla_file.empty() ? "data/perf/sla.yaml" : o.sla_file);
-        if (fig.assumed) r.assumptions.push_back(fmt::format("SLA TTFT {:g} ms for prompts up to {}: {}", fig.value, fmt_int(max_prompt), fig.reason));
+        ttft_src =
+            fmt::format("tier up to {} prompt tokens ({})", fmt_int(max_prompt), o.sla_file.empty() ? "data/perf/sla.yaml" : o.sla_file);
+        if (fig.assumed)
+          r.assumptions.push_back(fmt::format("SLA TTFT {:g} ms for prompts up to {}: {}", fig.value, fmt_int(max_prompt), fig.reason));
         break;
       }
   }
@@ -771,10 +837,12 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
     for (const auto& id : o.gpus_from) gpus.push_back(&cat.gpu(id));
   std::vector<std::string> engines = o.engines.empty() ? std::vector<std::string>{"sglang", "vllm"} : o.engines;
   for (const auto& e : engines) layout_engine(e);
-  const EfficiencyTable table = o.efficiency_file.empty() ? embedded_efficiency() : parse_efficiency(read_file(o.efficiency_file, "--efficiency"), o.efficiency_file);
+  const EfficiencyTable table =
+      o.efficiency_file.empty() ? embedded_efficiency() : parse_efficiency(read_file(o.efficiency_file, "--efficiency"), o.efficiency_file);
   const auto context = static_cast<std::int64_t>(std::ceil(o.isl + o.osl));
 
   std::vector<Cand> cands;
+  cands.reserve(1 << 15);
   std::vector<std::vector<PrecOption>> precs(gpus.size());
   std::map<std::string, std::string> no_fit;  // gpu -> first reason nothing fit
   std::map<std::string, PerfModel> pms;
@@ -821,7 +889,8 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
             const FitResult& f = mc.full;
             ++fit_checks;
             if (!mc.fits) {
-              if (!no_fit.count(g.id) && !mc.reasons.empty()) no_fit[g.id] = fmt::format("{} GPUs {}: {}", n, layout_text(l), mc.reasons.front());
+              if (!no_fit.count(g.id) && !mc.reasons.empty())
+                no_fit[g.id] = fmt::format("{} GPUs {}: {}", n, layout_text(l), mc.reasons.front());
               continue;
             }
             any_fit = true;
@@ -837,10 +906,11 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
             pc.max_running = mc.max_running;
             pc.prefill_chunk = f.max_num_batched_tokens > 0 ? f.max_num_batched_tokens : default_chunk(g, engine);
             const auto tp0 = std::chrono::steady_clock::now();
-            for (int c : concs) {
+            const PerfSetup setup = prepare_perf(pm, g, eff, l, le);
+            auto eval = [&](int c) {
               pc.concurrency = c;
               Cand x;
-              x.p = estimate_perf(pm, g, eff, pc);
+              x.p = estimate_perf(setup, pc);
               ++evaluated;
               x.gpu_index = static_cast<int>(gi);
               x.gpus = f.gpus;
@@ -853,14 +923,30 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
               x.usd_per_hour = rate * f.gpus;
               const double tok_s = x.p.tput_total_per_gpu * f.gpus;
               x.usd_per_m = x.usd_per_hour * 1e6 / (3600 * tok_s);
-              if (o.users) x.replicas = std::ceil(*o.users / c);
-              else if (o.requests_per_s) x.replicas = std::ceil(*o.requests_per_s / (c / x.p.e2e_s));
-              std::vector<std::string> miss;
-              if (x.p.ttft_s * 1000 > ttft_target) miss.push_back(fmt::format("TTFT {:.0f} ms > {:g}", x.p.ttft_s * 1000, ttft_target));
-              if (x.p.tpot_ms > tpot_target) miss.push_back(fmt::format("TPOT {:.1f} ms > {:g}", x.p.tpot_ms, tpot_target));
-              x.sla_ok = miss.empty();
-              x.miss = fmt::format("{}", fmt::join(miss, ", "));
+              if (o.users)
+                x.replicas = std::ceil(*o.users / c);
+              else if (o.requests_per_s)
+                x.replicas = std::ceil(*o.requests_per_s / (c / x.p.e2e_s));
+              x.sla_ok = x.p.ttft_s * 1000 <= ttft_target && x.p.tpot_ms <= tpot_target;
               cands.push_back(std::move(x));
+              return cands.back().sla_ok;
+            };
+            int last_ok = 0, fail_after = 0;
+            for (int c : concs) {
+              const bool ok = eval(c);
+              if (ok)
+                last_ok = c;
+              else if (last_ok > 0 && fail_after == 0)
+                fail_after = c;
+            }
+            // the largest concurrency that still meets the SLA, between two powers of two
+            int lo = last_ok, hi = fail_after;
+            while (lo > 0 && hi > lo + std::max(1, lo / 32)) {
+              const int mid = lo + (hi - lo) / 2;
+              if (eval(mid))
+                lo = mid;
+              else
+                hi = mid;
             }
             perf_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - tp0).count();
           }
@@ -873,16 +959,31 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
 
   // the winner: cheapest per million tokens among those that meet the SLA
   const Cand* win = nullptr;
+  // cost, then interactivity, then fewer GPUs, then compute headroom (ties come from memory-bound
+  // decode on GPUs with the same bandwidth and price)
+  auto cheaper = [&](const Cand& a, const Cand& b) {
+    if (std::abs(a.usd_per_m - b.usd_per_m) > 1e-9 * b.usd_per_m) return a.usd_per_m < b.usd_per_m;
+    if (std::abs(a.p.interactivity - b.p.interactivity) > 1e-9 * b.p.interactivity) return a.p.interactivity > b.p.interactivity;
+    if (a.gpus != b.gpus) return a.gpus < b.gpus;
+    return gpus[static_cast<std::size_t>(a.gpu_index)]->tflops_bf16.value > gpus[static_cast<std::size_t>(b.gpu_index)]->tflops_bf16.value;
+  };
   for (const auto& c : cands)
-    if (c.sla_ok && (!win || c.usd_per_m < win->usd_per_m)) win = &c;
+    if (c.sla_ok && (!win || cheaper(c, *win))) win = &c;
 
+  auto miss = [&](const Cand& c) {  // why the SLA is missed
+    std::vector<std::string> m;
+    if (c.p.ttft_s * 1000 > ttft_target) m.push_back(fmt::format("TTFT {:.0f} ms > {:g}", c.p.ttft_s * 1000, ttft_target));
+    if (c.p.tpot_ms > tpot_target) m.push_back(fmt::format("TPOT {:.1f} ms > {:g}", c.p.tpot_ms, tpot_target));
+    return fmt::format("{}", fmt::join(m, ", "));
+  };
   auto cand_json = [&](const Cand& c) {
     const Gpu& g = *gpus[static_cast<std::size_t>(c.gpu_index)];
     PerfConfig pc;
     pc.isl = o.isl;
     pc.osl = o.osl;
     pc.concurrency = c.conc;
-    nlohmann::json j = perf_json(base, g, c.engine, c.layout, pc, c.p, precs[static_cast<std::size_t>(c.gpu_index)][static_cast<std::size_t>(c.prec)].label);
+    nlohmann::json j = perf_json(base, g, c.engine, c.layout, pc, c.p,
+                                 precs[static_cast<std::size_t>(c.gpu_index)][static_cast<std::size_t>(c.prec)].label);
     j["nodes"] = c.nodes;
     j["usd_per_hour"] = c.usd_per_hour;
     j["usd_per_million_tokens"] = c.usd_per_m;
@@ -890,7 +991,7 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
     j["tok_s_per_node"] = c.p.tput_total_per_gpu * c.gpus / c.nodes;
     j["output_tok_s_per_node"] = c.p.tput_output_per_gpu * c.gpus / c.nodes;
     j["meets_sla"] = c.sla_ok;
-    j["sla_miss"] = c.miss;
+    j["sla_miss"] = miss(c);
     j["max_running"] = c.max_users;
     j["replicas"] = c.replicas;
     return j;
@@ -900,9 +1001,11 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
     EngineSettings s;
     s.engine = layout_engine(c.engine);
     if (s.engine == Engine::vllm) s.max_num_seqs = c.conc;
-    const FitResult f = evaluate_fit(with_precision(base, po.uniform, po.experts), *gpus[static_cast<std::size_t>(c.gpu_index)], c.layout, s, context, c.conc);
+    const FitResult f = evaluate_fit(with_precision(base, po.uniform, po.experts), *gpus[static_cast<std::size_t>(c.gpu_index)], c.layout,
+                                     s, context, c.conc);
     const std::string repo = base.hf_repo.empty() ? base.id : base.hf_repo;
-    return c.engine == "vllm" ? "vllm serve " + repo + " " + f.vllm_flags : "python3 -m sglang.launch_server --model-path " + repo + " " + f.sglang_flags;
+    return c.engine == "vllm" ? "vllm serve " + repo + " " + f.vllm_flags
+                              : "python3 -m sglang.launch_server --model-path " + repo + " " + f.sglang_flags;
   };
   auto cfg_text = [&](const Cand& c) {
     return fmt::format("{} x {} {} {} {}", c.gpus, gpus[static_cast<std::size_t>(c.gpu_index)]->id, c.engine, layout_text(c.layout),
@@ -923,28 +1026,40 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
                       {"ms", search_ms},
                       {"perf_candidates_per_s", perf_seconds > 0 ? static_cast<double>(evaluated) / perf_seconds : 0.0}};
 
-  Table head{fmt::format("{}: ISL {} / OSL {}; SLA TTFT <= {} ms ({}), TPOT <= {} ms ({}); ranked by USD per million tokens ({} prices)", base.id, fmt_num(o.isl),
-                         fmt_num(o.osl), std::isfinite(ttft_target) ? fmt_num(ttft_target) : "-", ttft_src, std::isfinite(tpot_target) ? fmt_num(tpot_target) : "-",
-                         tpot_src, o.rate_source),
-             {"", ""}, {}, {false, false}};
+  Table head{fmt::format("{}: ISL {} / OSL {}; SLA TTFT <= {} ms ({}), TPOT <= {} ms ({}); ranked by USD per million tokens ({} prices)",
+                         base.id, fmt_num(o.isl), fmt_num(o.osl), std::isfinite(ttft_target) ? fmt_num(ttft_target) : "-", ttft_src,
+                         std::isfinite(tpot_target) ? fmt_num(tpot_target) : "-", tpot_src, o.rate_source),
+             {"", ""},
+             {},
+             {false, false}};
   if (win) {
     const Gpu& g = *gpus[static_cast<std::size_t>(win->gpu_index)];
     const PrecOption& po = precs[static_cast<std::size_t>(win->gpu_index)][static_cast<std::size_t>(win->prec)];
     head.title = "Winner. " + head.title;
     head.rows.push_back({"configuration", cfg_text(*win) + fmt::format(" ({} node{})", win->nodes, win->nodes > 1 ? "s" : "")});
-    head.rows.push_back({"concurrency", fmt::format("{} users per instance (the KV pool holds {})", win->conc, fmt_int(static_cast<double>(win->max_users)))});
-    head.rows.push_back({"TTFT / TPOT", fmt::format("{:.3f} s / {:.2f} ms ({:.1f} tok/s per user)", win->p.ttft_s, win->p.tpot_ms, win->p.interactivity)});
-    head.rows.push_back({"throughput", fmt::format("{} tok/s per GPU total ({} output); {} tok/s per {}-GPU node", fmt_num(win->p.tput_total_per_gpu),
-                                                   fmt_num(win->p.tput_output_per_gpu), fmt_int(win->p.tput_total_per_gpu * std::min(win->gpus, g.gpus_per_node)),
-                                                   std::min(win->gpus, g.gpus_per_node))});
-    head.rows.push_back({"cost", fmt::format("{:.3f} USD per million tokens; {:.1f} tok/s per USD/hour; {:.2f} USD/hour per instance ({:.2f} per GPU-hour)", win->usd_per_m,
-                                             win->p.tput_total_per_gpu * win->gpus / win->usd_per_hour, win->usd_per_hour, win->usd_per_hour / win->gpus)});
+    head.rows.push_back({"concurrency", fmt::format("{} users per instance (the KV pool holds {})", win->conc,
+                                                    fmt_int(static_cast<double>(win->max_users)))});
+    head.rows.push_back(
+        {"TTFT / TPOT", fmt::format("{:.3f} s / {:.2f} ms ({:.1f} tok/s per user)", win->p.ttft_s, win->p.tpot_ms, win->p.interactivity)});
+    const int node = g.gpus_per_node;  // a node runs gpus_per_node / instance-size instances
+    head.rows.push_back({"throughput", fmt::format("{} tok/s per GPU total ({} output); per {}-GPU node {} tok/s total, {} output",
+                                                   fmt_num(win->p.tput_total_per_gpu), fmt_num(win->p.tput_output_per_gpu), node,
+                                                   fmt_int(win->p.tput_total_per_gpu * node), fmt_int(win->p.tput_output_per_gpu * node))});
+    head.rows.push_back({"cost", fmt::format("{:.3f} USD per million tokens; tok/s per USD/hour {:.1f} total, {:.1f} output; {:.2f} "
+                                             "USD/hour per instance ({:.2f} per GPU-hour)",
+                                             win->usd_per_m, win->p.tput_total_per_gpu * win->gpus / win->usd_per_hour,
+                                             win->p.tput_output_per_gpu * win->gpus / win->usd_per_hour, win->usd_per_hour,
+                                             win->usd_per_hour / win->gpus)});
     if (o.users || o.requests_per_s)
-      head.rows.push_back({"fleet", fmt::format("{:.0f} instance(s) = {:.0f} GPUs, {:.2f} USD/hour for {}", win->replicas, win->replicas * win->gpus,
-                                                win->replicas * win->usd_per_hour, o.users ? fmt::format("{:g} users", *o.users) : fmt::format("{:g} requests/s", *o.requests_per_s))});
+      head.rows.push_back(
+          {"fleet", fmt::format("{:.0f} instance(s) = {:.0f} GPUs, {:.2f} USD/hour for {}", win->replicas, win->replicas * win->gpus,
+                                win->replicas * win->usd_per_hour,
+                                o.users ? fmt::format("{:g} users", *o.users) : fmt::format("{:g} requests/s", *o.requests_per_s))});
     head.rows.push_back({"bound", win->p.bound});
     head.rows.push_back({"launch", launch(*win)});
-    if (po.requantised) head.rows.push_back({"note", fmt::format("weights requantised to {}: needs a checkpoint in that format (not the one shipped)", po.label)});
+    if (po.requantised)
+      head.rows.push_back(
+          {"note", fmt::format("weights requantised to {}: needs a checkpoint in that format (not the one shipped)", po.label)});
     r.data["winner"] = cand_json(*win);
     r.data["winner"]["launch"] = launch(*win);
     r.data["winner"]["requantised"] = po.requantised;
@@ -972,7 +1087,9 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
       best_tput = c->p.tput_total_per_gpu;
     }
   Table pt{"Pareto front: throughput per GPU against interactivity (every configuration that fits)",
-           {"tok/s/user", "tok/s/GPU", "configuration", "conc", "TTFT s", "USD/M tok", "SLA"}, {}, {true, true, false, true, true, true, false}};
+           {"tok/s/user", "tok/s/GPU", "configuration", "conc", "TTFT s", "USD/M tok", "SLA"},
+           {},
+           {true, true, false, true, true, true, false}};
   r.data["pareto"] = nlohmann::json::array();
   const std::size_t max_rows = 16;
   for (std::size_t i = 0; i < front.size(); ++i) {
@@ -980,14 +1097,17 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
     r.data["pareto"].push_back(cand_json(c));
     const bool show = front.size() <= max_rows || i % ((front.size() + max_rows - 1) / max_rows) == 0 || i + 1 == front.size() || &c == win;
     if (show)
-      pt.rows.push_back({fmt_num(c.p.interactivity), fmt_num(c.p.tput_total_per_gpu), cfg_text(c), std::to_string(c.conc), fmt_num(c.p.ttft_s),
-                         fmt::format("{:.3f}", c.usd_per_m), c.sla_ok ? (&c == win ? "ok (winner)" : "ok") : c.miss});
+      pt.rows.push_back({fmt_num(c.p.interactivity), fmt_num(c.p.tput_total_per_gpu), cfg_text(c), std::to_string(c.conc),
+                         fmt_num(c.p.ttft_s), fmt::format("{:.3f}", c.usd_per_m), c.sla_ok ? (&c == win ? "ok (winner)" : "ok") : miss(c)});
   }
   if (front.size() > max_rows) pt.title += fmt::format(" ({} of {} points shown; all in JSON)", pt.rows.size(), front.size());
   r.tables.push_back(pt);
 
   // why the runners-up lost: the best of every GPU type, then the next-cheapest configurations
-  Table ru{"Runners-up: the best of each GPU and why it lost", {"gpu", "best configuration", "conc", "tok/s/GPU", "TPOT ms", "USD/M tok", "why it lost"}, {}, {false, false, true, true, true, true, false}};
+  Table ru{"Runners-up: the best of each GPU and why it lost",
+           {"gpu", "best configuration", "conc", "tok/s/GPU", "TPOT ms", "USD/M tok", "why it lost"},
+           {},
+           {false, false, true, true, true, true, false}};
   r.data["runners_up"] = nlohmann::json::array();
   struct Best {
     const Cand* ok = nullptr;
@@ -997,7 +1117,7 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
   std::vector<Best> best(gpus.size());
   for (const auto& c : cands) {
     Best& b = best[static_cast<std::size_t>(c.gpu_index)];
-    if (c.sla_ok && (!b.ok || c.usd_per_m < b.ok->usd_per_m)) b.ok = &c;
+    if (c.sla_ok && (!b.ok || cheaper(c, *b.ok))) b.ok = &c;
     const double gap = std::max(c.p.ttft_s * 1000 / ttft_target, c.p.tpot_ms / tpot_target);
     if (gap < b.closest_gap) {
       b.closest_gap = gap;
@@ -1007,6 +1127,7 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
   std::vector<std::size_t> gorder(gpus.size());
   for (std::size_t i = 0; i < gorder.size(); ++i) gorder[i] = i;
   std::stable_sort(gorder.begin(), gorder.end(), [&](std::size_t a, std::size_t b) {
+    if ((best[a].ok && best[a].ok == win) != (best[b].ok && best[b].ok == win)) return best[a].ok && best[a].ok == win;
     const double ca = best[a].ok ? best[a].ok->usd_per_m : (best[a].closest ? 1e200 : 1e300);
     const double cb = best[b].ok ? best[b].ok->usd_per_m : (best[b].closest ? 1e200 : 1e300);
     return ca < cb;
@@ -1016,38 +1137,57 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
     const Best& b = best[gi];
     std::string why;
     const Cand* c = b.ok ? b.ok : b.closest;
-    if (b.ok && b.ok == win) why = "winner";
+    if (b.ok && b.ok == win)
+      why = "winner";
+    else if (b.ok && win && std::abs(b.ok->usd_per_m / win->usd_per_m - 1) < 5e-4)
+      why = fmt::format(
+          "ties the winner on cost per token ({} tok/s/GPU at {:.2f} USD/GPU-h); ties go to more interactivity, fewer GPUs, then more "
+          "compute",
+          fmt_num(b.ok->p.tput_total_per_gpu), b.ok->usd_per_hour / b.ok->gpus);
     else if (b.ok && win)
-      why = fmt::format("{:.0f}% more per million tokens ({} tok/s/GPU at {:.2f} USD/GPU-h vs {} at {:.2f})", (b.ok->usd_per_m / win->usd_per_m - 1) * 100,
-                        fmt_num(b.ok->p.tput_total_per_gpu), b.ok->usd_per_hour / b.ok->gpus, fmt_num(win->p.tput_total_per_gpu), win->usd_per_hour / win->gpus);
-    else if (b.closest) why = "misses the SLA at every concurrency: " + b.closest->miss;
-    else why = "does not fit: " + (no_fit.count(g.id) ? no_fit[g.id] : std::string("no layout"));
+      why = fmt::format("{:.0f}% more per million tokens ({} tok/s/GPU at {:.2f} USD/GPU-h vs {} at {:.2f})",
+                        (b.ok->usd_per_m / win->usd_per_m - 1) * 100, fmt_num(b.ok->p.tput_total_per_gpu), b.ok->usd_per_hour / b.ok->gpus,
+                        fmt_num(win->p.tput_total_per_gpu), win->usd_per_hour / win->gpus);
+    else if (b.closest)
+      why = "misses the SLA at every concurrency: " + miss(*b.closest);
+    else
+      why = "does not fit: " + (no_fit.count(g.id) ? no_fit[g.id] : std::string("no layout"));
     nlohmann::json j = c ? cand_json(*c) : nlohmann::json{{"gpu", g.id}};
     j["why"] = why;
     r.data["runners_up"].push_back(j);
-    if (c) ru.rows.push_back({g.id, cfg_text(*c), std::to_string(c->conc), fmt_num(c->p.tput_total_per_gpu), fmt_num(c->p.tpot_ms), fmt::format("{:.3f}", c->usd_per_m), why});
-    else ru.rows.push_back({g.id, "-", "-", "-", "-", "-", why});
+    if (c)
+      ru.rows.push_back({g.id, cfg_text(*c), std::to_string(c->conc), fmt_num(c->p.tput_total_per_gpu), fmt_num(c->p.tpot_ms),
+                         fmt::format("{:.3f}", c->usd_per_m), why});
+    else
+      ru.rows.push_back({g.id, "-", "-", "-", "-", "-", why});
   }
   r.tables.push_back(ru);
   if (win) {
     std::vector<const Cand*> ok;
     for (const auto& c : cands)
       if (c.sla_ok && &c != win) ok.push_back(&c);
-    std::sort(ok.begin(), ok.end(), [](const Cand* a, const Cand* b) { return a->usd_per_m < b->usd_per_m; });
-    Table nx{"Next-cheapest configurations that meet the SLA", {"configuration", "conc", "tok/s/GPU", "TPOT ms", "TTFT s", "USD/M tok", "vs winner"}, {}, {false, true, true, true, true, true, true}};
+    std::sort(ok.begin(), ok.end(), [&](const Cand* a, const Cand* b) { return cheaper(*a, *b); });
+    Table nx{"Next-cheapest configurations that meet the SLA",
+             {"configuration", "conc", "tok/s/GPU", "TPOT ms", "TTFT s", "USD/M tok", "vs winner"},
+             {},
+             {false, true, true, true, true, true, true}};
     for (std::size_t i = 0; i < ok.size() && static_cast<int>(i) < o.top; ++i) {
       const Cand& c = *ok[i];
-      nx.rows.push_back({cfg_text(c), std::to_string(c.conc), fmt_num(c.p.tput_total_per_gpu), fmt_num(c.p.tpot_ms), fmt_num(c.p.ttft_s), fmt::format("{:.3f}", c.usd_per_m),
-                         fmt::format("+{:.1f}%", (c.usd_per_m / win->usd_per_m - 1) * 100)});
+      nx.rows.push_back({cfg_text(c), std::to_string(c.conc), fmt_num(c.p.tput_total_per_gpu), fmt_num(c.p.tpot_ms), fmt_num(c.p.ttft_s),
+                         fmt::format("{:.3f}", c.usd_per_m), fmt::format("+{:.1f}%", (c.usd_per_m / win->usd_per_m - 1) * 100)});
     }
     if (!nx.rows.empty()) r.tables.push_back(nx);
   }
 
-  r.notes.push_back(fmt::format("Searched {} GPU types x GPU counts up to {} x engine layouts (incl. DP attention) x precisions x concurrency: {} configurations "
-                                "({} memory checks) in {:.0f} ms; the speed model alone ran {:.2f} million configurations per second.",
-                                gpus.size(), o.max_gpus, fmt_int(static_cast<double>(evaluated)), fit_checks, search_ms,
-                                perf_seconds > 0 ? static_cast<double>(evaluated) / perf_seconds / 1e6 : 0.0));
-  r.notes.push_back("USD per million tokens counts input + output tokens (InferenceX: USD per GPU-hour x 1e6 / (3600 x tok/s per GPU)); idle hours not included.");
+  r.notes.push_back(fmt::format(
+      "Searched {} GPU types x GPU counts up to {} x engine layouts (incl. DP attention) x precisions x concurrency: {} configurations "
+      "({} memory checks) in {:.0f} ms; the estimate-and-record loop ran {:.2f} million configurations per second (k3plan_bench times the "
+      "speed model alone).",
+      gpus.size(), o.max_gpus, fmt_int(static_cast<double>(evaluated)), fit_checks, search_ms,
+      perf_seconds > 0 ? static_cast<double>(evaluated) / perf_seconds / 1e6 : 0.0));
+  r.notes.push_back(
+      "USD per million tokens counts input + output tokens (InferenceX: USD per GPU-hour x 1e6 / (3600 x tok/s per GPU)); idle hours not "
+      "included.");
   for (const auto& n : price_notes) r.notes.push_back(n);
   for (const Gpu* g : gpus) {
     for (const auto& e : engines) add_lines(r, table.lookup(*g, e).assumptions);

@@ -318,7 +318,8 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
               {"per_gpu", budget_json(f.limiting)},
               {"flags", {{"sglang", f.sglang_flags}, {"vllm", f.vllm_flags}}},
               {"reasons", f.reasons},
-              {"warnings", f.warnings}};
+              {"warnings", f.warnings},
+              {"assumptions", f.assumptions}};
   d["answer"] = ans;
 
   // --- candidates (budget chart) ---------------------------------------------------------------

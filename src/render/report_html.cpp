@@ -109,13 +109,14 @@ ReportChart budget_chart(const json& d) {
   const json& cands = d["candidates"];
   for (const auto& c : cands) {
     std::string label = gpu_label(c);
-    if (c["recommended"].get<bool>()) label += " (recommended)";
+    if (c["recommended"].get<bool>()) label += cands.size() > 4 ? " (cheapest)" : " (recommended)";
     else if (!c["fits"].get<bool>()) label += " (does not fit)";
     ch.categories.push_back(label);
     ch.category_bold.push_back(c["recommended"].get<bool>());
     ch.bar_marks.push_back(c["per_gpu"]["capacity_bytes"].get<double>() / kGiB);
   }
   ch.bar_mark_label = "capacity (memory the engine sees)";
+  ch.bar_value_format = [](double v) { return fmt::format("{:.1f}", v); };
   for (const auto& p : parts) {
     svg::Series s;
     s.name = p.name;
@@ -150,7 +151,10 @@ ReportChart kv_chart(const json& d) {
   ch.y.format = bytes_label;
   std::vector<double> xs;
   for (const auto& c : kv["contexts"]) xs.push_back(c.get<double>());
-  for (double t = 1024; t <= xs.back() * 4; t *= 4) ch.x.ticks.push_back(t);
+  ch.x.min = xs.front();
+  ch.x.max = xs.back();
+  for (double t = 1024; t <= xs.back(); t *= 4) ch.x.ticks.push_back(t);
+  if (ch.x.ticks.empty() || ch.x.ticks.back() < xs.back()) ch.x.ticks.push_back(xs.back());
   int idx = 1;
   double ymin = std::numeric_limits<double>::infinity();
   const auto& series = kv["series"];
@@ -234,6 +238,7 @@ ReportChart cost_chart(const json& d) {
   if (std::isfinite(cap)) xmax = std::max(xmax, cap * 1.25);
   if (!(xmax > 0)) xmax = 1e9;
   ch.x.label = "output tokens per month";
+  ch.x.unit = "k = 10\u00B3, M = 10\u2076, B = 10\u2079";
   ch.x.min = 0;
   ch.x.max = xmax;
   ch.y.label = "cost per month";
@@ -345,6 +350,9 @@ p.sub { color: #555; margin: 0 0 12px; }
 .kpi .v { font-size: 19px; font-weight: bold; }
 .kpi .l { color: #555; font-size: 12px; }
 table { border-collapse: collapse; width: 100%; font-size: 12.5px; margin: 6px 0; }
+table.narrow { width: auto; min-width: 50%; }
+td.date { white-space: nowrap; }
+.flag { color: #8a5a00; font-size: 11.5px; }
 th, td { border-bottom: 1px solid #ddd; padding: 3px 6px; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
 td.r, th.r { text-align: right; white-space: nowrap; }
@@ -419,9 +427,11 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
   h += fmt::format(R"~(<section id="answer" class="answer {}"><h2>Answer</h2>)~", fits ? "ok" : "nofit");
   if (fits) {
     h += fmt::format(
-        R"~(<p class="verdict"><span class="badge">FITS</span> Rent <b>{} &#215; {}</b> ({}), {} node{}, layout <b>{}</b> with {}: the cheapest of the {} candidate GPU{} that holds the load.</p>)~",
+        R"~(<p class="verdict"><span class="badge">FITS</span> Rent <b>{} &#215; {}</b> ({}), {} node{}, layout <b>{}</b> with {}{}.</p>)~",
         N(d, "answer.gpus", 0), S(d, "answer.gpu"), S(d, "answer.gpu_name"), N(d, "answer.nodes", 0), a["nodes"].get<int>() > 1 ? "s" : "",
-        layout_html(d, "answer.layout"), S(d, "answer.engine"), d["candidates"].size(), d["candidates"].size() == 1 ? "" : "s");
+        layout_html(d, "answer.layout"), S(d, "answer.engine"),
+        d["candidates"].size() == 1 ? ": the smallest engine-valid deployment of this GPU that holds the load"
+                                    : fmt::format(": the cheapest of {} candidate GPUs that holds the load", d["candidates"].size()));
   } else {
     h += fmt::format(R"~(<p class="verdict"><span class="badge">DOES NOT FIT</span> No candidate holds the load; closest: <b>{} &#215; {}</b>, layout {}.</p><ul>)~",
                      N(d, "answer.gpus", 0), S(d, "answer.gpu"), layout_html(d, "answer.layout"));
@@ -430,7 +440,8 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
   }
   h += R"~(<div class="kpis">)~";
   h += kpi(N(d, "answer.usd_per_month", 0) + " USD",
-           fmt::format("a month: {} USD/GPU-hour &#215; {} GPUs &#215; {} h", N(d, "answer.usd_per_gpu_hour", 2), N(d, "answer.gpus", 0), N(d, "answer.hours_per_month", 0)));
+           fmt::format("a month: {} USD/GPU-hour &#215; {} GPU{} &#215; {} h", N(d, "answer.usd_per_gpu_hour", 2), N(d, "answer.gpus", 0),
+                       a["gpus"].get<int>() == 1 ? "" : "s", N(d, "answer.hours_per_month", 0)));
   h += kpi(N(d, "answer.max_users", 0) + " users", fmt::format("at most, at {} tokens each ({} requested)", N(d, "context", 0), N(d, "users", 0)));
   if (a["headroom"].get<double>() >= 0)
     h += kpi(N(d, "answer.headroom", 1, 0.01) + "%", fmt::format("headroom: KV/state pool left free with {} users", N(d, "users", 0)));
@@ -441,7 +452,7 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
     h += kpi(N(d, "perf.operating_point.throughput_per_gpu", 0) + " tok/s per GPU",
              fmt::format("at {} tok/s per user, {} users (modelled)", N(d, "perf.operating_point.interactivity_tok_s_user", 1), N(d, "perf.operating_point.concurrency", 0)));
   if (d["cost"]["break_even_output_tokens_per_month"].is_number())
-    h += kpi(N(d, "cost.break_even_output_tokens_per_month", 1, 1e6) + " M", "output tokens a month where renting starts to beat the API");
+    h += kpi(N(d, "cost.break_even_output_tokens_per_month", 0, 1e6) + " million", "output tokens a month where renting starts to beat the API");
   h += "</div>";
   h += "<h3>Engine flags</h3>";
   h += fmt::format("<pre>python3 -m sglang.launch_server --model-path {} {}\n\nvllm serve {} {}</pre>", escape(model_path), S(d, "answer.flags.sglang"),
@@ -456,7 +467,9 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
                    N(d, "users", 0), N(d, "context", 0), S(d, "kv_dtype"), S(d, "engine"), N(d, "answer.memory_fraction", 3));
   h += fmt::format("<li>Rented always on: {} hours a month at {} USD per GPU-hour ({}).</li>", N(d, "answer.hours_per_month", 0), N(d, "answer.usd_per_gpu_hour", 2),
                    str(d, "cost.rate_source") == "--rate" ? "--rate" : "the catalogue's on-demand price, see Sources");
-  for (std::size_t i = 0; i < d["assumptions"].size(); ++i) h += "<li>" + S(d, fmt::format("assumptions.{}", i)) + "</li>";
+  for (std::size_t i = 0; i < a["assumptions"].size(); ++i) h += "<li>" + S(d, fmt::format("answer.assumptions.{}", i)) + "</li>";
+  h += fmt::format(R"~(<li>Model geometry, GPU figures, prices and speed-model factors: {} further entries under <a href="#assumptions">Assumptions</a>.</li>)~",
+                   d["assumptions"].size());
   h += "</ul></section>\n";
 
   // --- budget ---
@@ -485,15 +498,16 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
                           "KV/state pool of one GPU ({} GiB); each dashed line is the pool shared by that many users, so where the total crosses a line is the longest "
                           "context that many users can have{}.",
                           N(d, "kv.pool_bytes", 2, kGiB), kv["dp_groups"].get<int>() > 1 ? " (counts include every data-parallel group)" : ""));
-  h += "<table><thead><tr><th class=\"r\">context (tokens)</th><th class=\"r\">per user GiB/GPU</th><th class=\"r\">max users</th></tr></thead><tbody>";
+  h += "<table class=\"narrow\"><thead><tr><th class=\"r\">context (tokens)</th><th class=\"r\">per user GiB/GPU</th><th class=\"r\">max users</th></tr></thead><tbody>";
   for (std::size_t i = 0; i < kv["max_users"].size(); ++i) {
     const std::string b = fmt::format("kv.max_users.{}", i);
     h += fmt::format(R"~(<tr><td class="r">{}</td><td class="r">{}</td><td class="r">{}</td></tr>)~", N(d, b + ".context", 0), N(d, b + ".bytes_per_user", 3, kGiB),
                      N(d, b + ".max_users", 0));
   }
-  h += fmt::format("</tbody></table><p class=\"muted\">{} B per token per GPU growing with context, plus {} MiB of fixed state per sequence; max users from the same "
-                   "engine accounting as <code>k3plan fit</code>.</p></section>\n",
-                   N(d, "kv.kv_bytes_per_token", 0), N(d, "kv.state_bytes_per_sequence", 1, kMiB));
+  h += fmt::format("</tbody></table><p class=\"muted\">{} B per token per GPU growing with context{}; max users from the same engine accounting as "
+                   "<code>k3plan fit</code>.</p></section>\n",
+                   N(d, "kv.kv_bytes_per_token", 0),
+                   kv["state_bytes_per_sequence"].get<double>() > 0 ? ", plus " + N(d, "kv.state_bytes_per_sequence", 1, kMiB) + " MiB of fixed state per sequence" : "");
 
   // --- cost ---
   const json& c = d["cost"];
@@ -501,8 +515,8 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
   h += figure(charts, "cost",
               "Monthly cost against monthly output tokens: the rented cluster costs the same however busy it is; the API bills per token. "
               "Renting pays beyond the break-even, and only up to what the cluster can serve.");
-  h += "<table><tbody>";
-  h += fmt::format(R"~(<tr><td>rent, {} GPUs always on</td><td class="r">{} USD/month</td></tr>)~", N(d, "cost.gpus", 0), N(d, "cost.rent_usd_per_month", 0));
+  h += "<table class=\"narrow\"><tbody>";
+  h += fmt::format(R"~(<tr><td>rent, {} GPU{} always on</td><td class="r">{} USD/month</td></tr>)~", N(d, "cost.gpus", 0), c["gpus"].get<int>() == 1 ? "" : "s", N(d, "cost.rent_usd_per_month", 0));
   if (c["on_demand_quotes"].is_object())
     h += fmt::format(R"~(<tr><td>rent at the on-demand quotes ({} to {} USD/GPU-hour)</td><td class="r">{} to {} USD/month</td></tr>)~",
                      N(d, "cost.on_demand_quotes.usd_per_gpu_hour_min", 2), N(d, "cost.on_demand_quotes.usd_per_gpu_hour_max", 2),
@@ -517,11 +531,11 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
     h += fmt::format("<tr><td>API</td><td class=\"r\">no price in the catalogue for {}</td></tr>", S(d, "model"));
   }
   if (c["break_even_output_tokens_per_month"].is_number())
-    h += fmt::format(R"~(<tr><td>break-even</td><td class="r">{} M output tokens/month ({} M a day)</td></tr>)~", N(d, "cost.break_even_output_tokens_per_month", 1, 1e6),
-                     N(d, "cost.break_even_output_tokens_per_day", 2, 1e6));
+    h += fmt::format(R"~(<tr><td>break-even</td><td class="r">{} million output tokens a month ({} million a day)</td></tr>)~",
+                     N(d, "cost.break_even_output_tokens_per_month", 0, 1e6), N(d, "cost.break_even_output_tokens_per_day", 1, 1e6));
   if (c["output_tokens_per_month_at_sla"].is_number())
-    h += fmt::format(R"~(<tr><td>capacity at the service level (modelled)</td><td class="r">{} M output tokens/month, {} USD per 1M output tokens when full</td></tr>)~",
-                     N(d, "cost.output_tokens_per_month_at_sla", 1, 1e6), N(d, "cost.rent_usd_per_million_output_at_sla", 2));
+    h += fmt::format(R"~(<tr><td>capacity at the service level (modelled)</td><td class="r">{} million output tokens a month; rent is {} USD per million output tokens when full</td></tr>)~",
+                     N(d, "cost.output_tokens_per_month_at_sla", 0, 1e6), N(d, "cost.rent_usd_per_million_output_at_sla", 2));
   h += "</tbody></table></section>\n";
 
   // --- speed ---
@@ -535,7 +549,7 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
                             N(d, "perf.sla.itl_ms", 0), N(d, "perf.sla.min_interactivity_tok_s_user", 1)));
     const json& rc = p["curves"][0];
     h += fmt::format("<h3>{}</h3>", S(d, "perf.curves.0.label"));
-    h += "<table><thead><tr><th class=\"r\">users</th><th class=\"r\">tok/s per user</th><th class=\"r\">tok/s per GPU</th><th class=\"r\">output tok/s per GPU</th>"
+    h += "<table class=\"narrow\"><thead><tr><th class=\"r\">users</th><th class=\"r\">tok/s per user</th><th class=\"r\">tok/s per GPU</th><th class=\"r\">output tok/s per GPU</th>"
          "<th class=\"r\">TTFT s</th><th class=\"r\">TPOT ms</th><th>meets SLA</th></tr></thead><tbody>";
     for (std::size_t i = 0; i < rc["points"].size(); ++i) {
       const std::string b = fmt::format("perf.curves.0.points.{}", i);
@@ -568,10 +582,13 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
   h += R"~(<section id="sources"><h2>Sources</h2><table><thead><tr><th>figure</th><th>value</th><th>date</th><th>source</th></tr></thead><tbody>)~";
   for (std::size_t i = 0; i < d["sources"].size(); ++i) {
     const std::string b = fmt::format("sources.{}", i);
-    h += fmt::format(R"~(<tr><td>{}</td><td>{}{}</td><td>{}</td><td class="src">{}</td></tr>)~", S(d, b + ".what"), S(d, b + ".value"),
-                     d["sources"][i]["assumed"].get<bool>() ? " (assumed or unverified)" : "", S(d, b + ".date"), S(d, b + ".source"));
+    h += fmt::format(R"~(<tr><td>{}</td><td>{}{}</td><td class="date">{}</td><td class="src">{}</td></tr>)~", S(d, b + ".what"), S(d, b + ".value"),
+                     d["sources"][i]["assumed"].get<bool>() ? R"~( <span class="flag">assumed / unverified</span>)~" : "", S(d, b + ".date"), S(d, b + ".source"));
   }
   h += "</tbody></table></section>\n";
+  h += R"~(<section id="assumptions"><h2>Assumptions</h2><p>Every figure the plan rests on that is not a published one, and how the speed model was calibrated:</p><ul class="assumptions">)~";
+  for (std::size_t i = 0; i < d["assumptions"].size(); ++i) h += "<li>" + S(d, fmt::format("assumptions.{}", i)) + "</li>";
+  h += "</ul></section>\n";
   h += fmt::format("<footer>k3plan {}: every figure above comes from the catalogue and calculators named in Sources; GB = 10<sup>9</sup> B, GiB = 2<sup>30</sup> B, "
                    "k = 1,024 and M = 1,048,576 tokens (contexts). The same numbers: <code>k3plan report ... --format json</code>.</footer>\n",
                    S(d, "version"));

@@ -541,7 +541,7 @@ std::string Chart::render() const {
     double lx = kPad, ly = below;
     const double row_h = kFont + 8;
     for (const auto& e : legend) {
-      const std::string name = fit_text(e.name, W * 0.45, kFont);
+      const std::string name = fit_text(e.name, W - 2 * kPad - 50, kFont);
       const double w = 26 + 6 + text_width(name, kFont) * kSafety + 16;
       if (lx > kPad && lx + w > W - kPad) {
         lx = kPad;
@@ -621,6 +621,13 @@ std::string Chart::render() const {
         const double bx = L + slot * (static_cast<double>(c) + 0.5) - bw / 2;
         body += fmt::format(R"~(<rect x="{}" y="{}" width="{}" height="{}" fill="url(#{}-b{})" stroke="#fff" stroke-width="0.6"><title>{}</title></rect>)~", num(bx),
                             num(std::min(y0, y1)), num(bw), num(std::max(0.3, std::abs(y0 - y1))), pid, si, escape(s.name));
+        if (bar_value_format) {
+          Text t{bx + bw / 2, (y0 + y1) / 2 + kCatFont * 0.35, bar_value_format(v), kCatFont, false, "middle", "#000"};
+          if (std::abs(y0 - y1) >= kCatFont + 4 && t.w() * kSafety <= bw - 4) {
+            t.extra = R"~(stroke="#fff" stroke-width="3" stroke-opacity="0.9" paint-order="stroke")~";
+            texts.push_back(t);
+          }
+        }
       }
       continue;
     }
@@ -667,14 +674,30 @@ std::string Chart::render() const {
       const double px = sx(r.value);
       body += fmt::format(R"~(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#444" stroke-width="1.2" stroke-dasharray="{}"/>)~", num(px), num(T), num(px), num(B), r.dash);
       if (!r.label.empty()) {
-        Text t{px + 4, T + kFont + 2, fit_text(r.label, (R - L) * 0.5, kFont), kFont, false, "start", "#222"};
-        if (t.box().x1 > R - 2) {
-          t.anchor = "end";
-          t.x = px - 4;
+        // top of the plot unless a horizontal line runs through the label there; else the bottom
+        std::vector<double> hlines;
+        for (const auto& o : refs)
+          if (!o.vertical && o.value >= ylo && o.value <= yhi) hlines.push_back(sy(o.value));
+        Text best;
+        bool found = false;
+        for (double ty : {T + kFont + 2, B - 6, T + 2 * kFont + 6}) {
+          Text t{px + 4, ty, fit_text(r.label, (R - L) * 0.5, kFont), kFont, false, "start", "#222"};
+          if (t.box().x1 > R - 2) {
+            t.anchor = "end";
+            t.x = px - 4;
+          }
+          t.clamp_x(L + 2, R - 2);
+          const Box b = t.box();
+          bool clash = false;
+          for (double hy : hlines) clash = clash || (hy >= b.y0 - 1 && hy <= b.y1 + 1);
+          for (const auto& q : placed) clash = clash || b.overlaps(q, 2);
+          if (!found || !clash) best = t;
+          found = true;
+          if (!clash) break;
         }
-        t.clamp_x(L + 2, R - 2);
-        placed.push_back(t.box());
-        texts.push_back(t);
+        best.extra = R"~(stroke="#fff" stroke-width="3" paint-order="stroke")~";
+        placed.push_back(best.box());
+        texts.push_back(best);
       }
     } else {
       if (r.value < ylo || r.value > yhi) continue;

@@ -1,0 +1,285 @@
+// The speed model (calc/perf.cpp), its calibration against measured InferenceX rows, and the
+// planner (`k3plan perf`, `k3plan plan`, `k3plan perf-validate`).
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
+#include <k3plan/budget.hpp>
+#include <k3plan/catalogue.hpp>
+#include <k3plan/perf.hpp>
+#include <k3plan/perf_cmd.hpp>
+#include <sstream>
+
+using namespace k3plan;
+
+namespace {
+const Catalogue& cat() {
+  static const Catalogue c = Catalogue::embedded();
+  return c;
+}
+const PerfModel& dsr1() {
+  static const PerfModel pm = prepare_perf_model(cat().model("deepseek-r1"));
+  return pm;
+}
+Layout tp(int n, int ep = 1) {
+  Layout l;
+  l.tp = n;
+  l.ep = ep;
+  return l;
+}
+const nlohmann::json& summary_row(const nlohmann::json& summary, const std::string& group) {
+  for (const auto& s : summary)
+    if (s["group"] == group) return s;
+  FAIL("no summary row " << group);
+  return summary[0];
+}
+}  // namespace
+
+TEST_CASE("expected experts touched: E x (1 - (1 - k/E)^B)") {
+  CHECK(expected_experts_touched(256, 8, 0) == 0);
+  CHECK(expected_experts_touched(256, 8, 1) == Approx(8));  // one token picks exactly k
+  CHECK(expected_experts_touched(256, 8, 4) == Approx(256 * (1 - std::pow(248.0 / 256, 4))));
+  CHECK(expected_experts_touched(256, 8, 64) == Approx(222.3).epsilon(1e-3));
+  CHECK(expected_experts_touched(256, 8, 1e6) == Approx(256));
+  CHECK(expected_experts_touched(896, 16, 64) < 896);
+  double last = 0;
+  for (double b = 1; b <= 4096; b *= 2) {  // grows with the batch, never past E
+    const double x = expected_experts_touched(896, 16, b);
+    CHECK(x > last);
+    CHECK(x <= 896);
+    last = x;
+  }
+  // the estimator applies it per EP rank: with EP8 each rank holds 32 of the 256 experts
+  const PerfEfficiency eff = embedded_efficiency().lookup(cat().gpu("h200"), "sglang");
+  const PassCost one = forward_pass(dsr1(), cat().gpu("h200"), eff, layout_shape(tp(8, 8), Engine::sglang), 64, 64, 2048, false);
+  CHECK(one.experts_touched == Approx(expected_experts_touched(256, 8, 64) / 8));
+}
+
+TEST_CASE("decode is memory-bound at small batch and compute-bound at large token counts") {
+  const Gpu& g = cat().gpu("h200");
+  const PerfEfficiency eff = embedded_efficiency().lookup(g, "sglang");
+  const LayoutShape ls = layout_shape(tp(8), Engine::sglang);
+  const PassCost small = forward_pass(dsr1(), g, eff, ls, 1, 1, 2048, false);
+  CHECK(small.t_memory_ms > small.t_compute_ms);
+  const PassCost big = forward_pass(dsr1(), g, eff, ls, 16384, 16, 2048, false);
+  CHECK(big.t_compute_ms > big.t_memory_ms);
+  // the bound the step reports follows: memory (or latency-bound communication) at batch 1,
+  // compute with enough tokens per step
+  PerfConfig c;
+  c.layout = tp(8);
+  const DecodeStep s1 = decode_step(dsr1(), g, eff, c, 1, 2048);
+  CHECK(std::string(s1.bound) != "compute");
+  c.spec_tokens = 15;
+  c.spec_acceptance = 0.9;
+  CHECK(std::string(decode_step(dsr1(), g, eff, c, 2048, 2048).bound) == "compute");
+}
+
+TEST_CASE("GEMMs run in FP4 only where the GPU runs that format natively") {
+  const Gpu &h200 = cat().gpu("h200"), &b200 = cat().gpu("b200"), &mi355 = cat().gpu("mi355x");
+  CHECK(gemm_tflops(h200, "nvfp4") == h200.tflops_bf16.value);  // weight-only kernels on Hopper
+  CHECK(gemm_tflops(h200, "fp8-block") == h200.tflops_fp8.value);
+  CHECK(gemm_tflops(b200, "nvfp4") == b200.tflops_fp4.value);
+  CHECK(gemm_tflops(mi355, "mxfp4") == mi355.tflops_fp4.value);
+  CHECK(gemm_tflops(mi355, "nvfp4") == mi355.tflops_bf16.value);  // CDNA 4 has no NVFP4
+  CHECK(gemm_tflops(b200, "bf16") == b200.tflops_bf16.value);
+}
+
+TEST_CASE("speculative decoding arithmetic") {
+  CHECK(spec_tokens_per_step(0, 0.9) == 1);
+  CHECK(spec_tokens_per_step(3, 0) == Approx(1));
+  CHECK(spec_tokens_per_step(3, 1) == Approx(4));
+  CHECK(spec_tokens_per_step(3, 0.7) == Approx((1 - std::pow(0.7, 4)) / 0.3));
+  CHECK(spec_tokens_per_step(1, 0.5) == Approx(1.5));
+  // through the estimator: TPOT = step time / accepted tokens per step
+  const Gpu& g = cat().gpu("h200");
+  const PerfEfficiency eff = embedded_efficiency().lookup(g, "sglang");
+  PerfConfig c;
+  c.layout = tp(8);
+  c.isl = 1024;
+  c.osl = 1024;
+  c.concurrency = 4;
+  const PerfResult plain = estimate_perf(dsr1(), g, eff, c);
+  c.spec_tokens = 3;
+  c.spec_acceptance = 0.8;
+  const PerfResult spec = estimate_perf(dsr1(), g, eff, c);
+  CHECK(spec.step.tokens_per_step == Approx(spec_tokens_per_step(3, 0.8)));
+  CHECK(spec.step.t_draft_ms > 0);
+  CHECK(spec.tpot_ms == Approx(spec.step.t_step_ms / spec.step.tokens_per_step / (1 - spec.prefill_share)).epsilon(1e-9));
+  CHECK(spec.tpot_ms < plain.tpot_ms);  // at low load the verify pass costs little more than one token
+  c.spec_acceptance = 0;                // nothing accepted: only the draft cost remains
+  CHECK(estimate_perf(dsr1(), g, eff, c).tpot_ms > plain.tpot_ms);
+}
+
+TEST_CASE("steady state: InferenceX throughput definitions hold") {
+  const Gpu& g = cat().gpu("mi355x");
+  const PerfEfficiency eff = embedded_efficiency().lookup(g, "sglang");
+  PerfConfig c;
+  c.layout = tp(8);
+  c.isl = 8192;
+  c.osl = 1024;
+  c.length_scale = 0.9;
+  c.concurrency = 32;
+  const PerfResult r = estimate_perf(dsr1(), g, eff, c);
+  CHECK(r.tput_total_per_gpu == Approx(r.tput_input_per_gpu + r.tput_output_per_gpu));
+  CHECK(r.tput_input_per_gpu / r.tput_output_per_gpu == Approx(8.0));
+  CHECK(r.interactivity == Approx(1000 / r.tpot_ms));
+  // Little's law: users = request rate x end-to-end latency
+  CHECK(r.tput_output_per_gpu * r.gpus / (1024 * 0.9) * r.e2e_s == Approx(32).epsilon(1e-6));
+  CHECK(r.e2e_s == Approx(r.ttft_s + (1024 * 0.9 - 1) * r.tpot_ms / 1e3).epsilon(1e-3));
+  // more users: more throughput per GPU, slower per user
+  c.concurrency = 64;
+  const PerfResult r2 = estimate_perf(dsr1(), g, eff, c);
+  CHECK(r2.tput_total_per_gpu > r.tput_total_per_gpu);
+  CHECK(r2.tpot_ms > r.tpot_ms);
+  // a KV pool smaller than the users queues the rest: same throughput as at the cap, longer TTFT
+  c.max_running = 32;
+  const PerfResult q = estimate_perf(dsr1(), g, eff, c);
+  CHECK(q.queued);
+  CHECK(q.tput_total_per_gpu == Approx(r.tput_total_per_gpu).epsilon(1e-6));
+  CHECK(q.ttft_s > r.ttft_s + r.e2e_s * 0.9);
+}
+
+TEST_CASE("accuracy against measured InferenceX DeepSeek-R1 rows (single node, aggregated)") {
+  const Report r = run_perf_validate(cat());
+  const auto& sum = r.data["summary"];
+  // Target of issue 7: median APE under 25% on throughput per GPU and TPOT, per GPU and engine.
+  // Reached on every group without speculative decoding (in-sample: the factors were fitted on
+  // these rows; leave-one-out figures are in data/perf/efficiency.yaml).
+  for (const char* g : {"h200/sglang", "h200/trt", "b200/sglang", "b200/trt", "mi355x/sglang", "mi355x/atom"}) {
+    INFO(g);
+    const auto& s = summary_row(sum, g);
+    CHECK(s["rows"].get<int>() >= 9);
+    CHECK(s["tput_median_ape_pct"].get<double>() < 25);
+    CHECK(s["tpot_median_ape_pct"].get<double>() < 25);
+    CHECK(s["tput_median_ape_pct"].get<double>() < 15);  // what is reached today (9.2% worst)
+    CHECK(s["tpot_median_ape_pct"].get<double>() < 15);
+  }
+  // With MTP (draft length and acceptance assumed / fitted): under 25% except B200 SGLang TPOT,
+  // which reaches 28% (its MTP rows run 512 users, KV-limited); asserted as reached.
+  for (const char* g : {"h200/sglang+mtp", "h200/trt+mtp", "b200/trt+mtp", "mi355x/sglang+mtp", "mi355x/atom+mtp"}) {
+    INFO(g);
+    const auto& s = summary_row(sum, g);
+    CHECK(s["tput_median_ape_pct"].get<double>() < 25);
+    CHECK(s["tpot_median_ape_pct"].get<double>() < 25);
+  }
+  const auto& b = summary_row(sum, "b200/sglang+mtp");
+  CHECK(b["tput_median_ape_pct"].get<double>() < 25);
+  CHECK(b["tpot_median_ape_pct"].get<double>() < 30);
+  const auto& all = summary_row(sum, "all, no speculative decoding");
+  CHECK(all["rows"].get<int>() == 94);
+  CHECK(all["tput_median_ape_pct"].get<double>() < 10);
+  CHECK(all["tpot_median_ape_pct"].get<double>() < 10);
+  CHECK(all["tput_p90_ape_pct"].get<double>() < 25);
+}
+
+TEST_CASE("the measured rows in the repository are the embedded ones") {
+  std::ifstream in(std::string(K3PLAN_SOURCE_DIR) + "/data/perf/measured-dsr1.yaml");
+  REQUIRE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const auto rows = parse_measured(ss.str(), "data/perf/measured-dsr1.yaml");
+  CHECK(rows.size() == 150);
+  const Report r = run_perf_validate(cat());
+  CHECK(r.data["rows"].size() == rows.size());
+  int excluded = 0;
+  for (const auto& x : rows) excluded += x.exclude.empty() ? 0 : 1;
+  CHECK(excluded == 1);
+}
+
+TEST_CASE("every catalogue GPU has efficiency factors for both engines") {
+  for (const auto& g : cat().gpus()) {
+    INFO(g.id);
+    for (const char* e : {"sglang", "vllm"}) {
+      const PerfEfficiency eff = embedded_efficiency().lookup(g, e);
+      CHECK(eff.hbm > 0);
+      CHECK(eff.hbm <= 1);
+      CHECK_FALSE(eff.assumptions.empty());
+    }
+  }
+}
+
+TEST_CASE("k3plan perf: the JSON contract, for every catalogue model on every GPU") {
+  for (const auto& m : cat().models()) {
+    for (const auto& g : cat().gpus()) {
+      INFO(m.id << " on " << g.id);
+      PerfOptions o;
+      o.model = m.id;
+      o.gpu = g.id;
+      o.isl = 1024;
+      o.osl = 256;
+      o.concurrency = 8;
+      const Report r = run_perf(cat(), o);
+      for (const char* k : {"model", "gpu", "gpus", "layout", "isl", "osl", "concurrency", "ttft_s", "tpot_ms", "interactivity_tok_s_user",
+                            "e2e_latency_s", "throughput_per_gpu", "bound", "assumptions"})
+        CHECK(r.data.contains(k));
+      for (const char* k : {"input", "output", "total"}) CHECK(r.data["throughput_per_gpu"].contains(k));
+      const std::string bound = r.data["bound"];
+      CHECK((bound == "memory" || bound == "compute" || bound == "communication"));
+      CHECK(r.data["tpot_ms"].get<double>() > 0);
+      CHECK(std::isfinite(r.data["throughput_per_gpu"]["total"].get<double>()));
+      CHECK(r.data["interactivity_tok_s_user"].get<double>() == Approx(1000 / r.data["tpot_ms"].get<double>()));
+      CHECK_FALSE(r.data["assumptions"].empty());
+    }
+  }
+}
+
+TEST_CASE("k3plan plan: Kimi K3 at 1024/400 names a configuration that fits and meets the SLA") {
+  PlanOptions o;
+  o.model = "kimi-k3";
+  o.isl = 1024;
+  o.osl = 400;
+  const Report r = run_plan(cat(), o);
+  REQUIRE(r.exit_code == 0);
+  const auto& w = r.data["winner"];
+  REQUIRE(w.is_object());
+  CHECK(w["meets_sla"].get<bool>());
+  CHECK(w["tpot_ms"].get<double>() <= r.data["sla"]["tpot_ms"].get<double>());
+  CHECK(w["ttft_s"].get<double>() * 1000 <= r.data["sla"]["ttft_ms"].get<double>());
+  CHECK(w["usd_per_million_tokens"].get<double>() > 0);
+  CHECK(w["tok_s_per_usd_hour"].get<double>() == Approx(1e6 / 3600 / w["usd_per_million_tokens"].get<double>()));
+  // the winner is the cheapest per token among the configurations that meet the SLA
+  for (const auto& x : r.data["pareto"])
+    if (x["meets_sla"].get<bool>())
+      CHECK(x["usd_per_million_tokens"].get<double>() >= w["usd_per_million_tokens"].get<double>() * (1 - 1e-9));
+  // Pareto front: interactivity falls as throughput per GPU rises
+  const auto& p = r.data["pareto"];
+  REQUIRE(p.size() >= 2);
+  for (std::size_t i = 1; i < p.size(); ++i) {
+    CHECK(p[i]["throughput_per_gpu"]["total"].get<double>() > p[i - 1]["throughput_per_gpu"]["total"].get<double>());
+    CHECK(p[i]["interactivity_tok_s_user"].get<double>() <= p[i - 1]["interactivity_tok_s_user"].get<double>());
+  }
+  // one row per GPU type in the runners-up, each with a reason
+  CHECK(r.data["runners_up"].size() == cat().gpus().size());
+  for (const auto& x : r.data["runners_up"]) CHECK_FALSE(x["why"].get<std::string>().empty());
+  // a single 8 x B200 node cannot hold Kimi K3 (fit rules), so B200 needs two nodes
+  for (const auto& x : r.data["runners_up"])
+    if (x["gpu"] == "b200" && x.contains("gpus")) CHECK(x["gpus"].get<int>() >= 16);
+  CHECK(r.data["search"]["candidates"].get<int>() > 1000);
+}
+
+TEST_CASE("k3plan plan: tighter SLAs cost more, impossible ones name no winner") {
+  PlanOptions o;
+  o.model = "deepseek-r1";
+  o.isl = 1024;
+  o.osl = 1024;
+  o.gpus_from = {"h200", "b200", "mi355x"};
+  o.tpot_ms = 50;
+  const Report loose = run_plan(cat(), o);
+  o.tpot_ms = 15;
+  const Report tight = run_plan(cat(), o);
+  REQUIRE(loose.exit_code == 0);
+  REQUIRE(tight.exit_code == 0);
+  CHECK(tight.data["winner"]["usd_per_million_tokens"].get<double>() > loose.data["winner"]["usd_per_million_tokens"].get<double>());
+  o.tpot_ms = 0.5;
+  const Report none = run_plan(cat(), o);
+  CHECK(none.exit_code == 1);
+  CHECK(none.data["winner"].is_null());
+  // agentic ITL is tighter than chat in the default SLA file
+  PlanOptions a;
+  a.model = "deepseek-r1";
+  a.gpus_from = {"h200"};
+  a.workload = "agentic";
+  const Report ag = run_plan(cat(), a);
+  a.workload = "chat";
+  const Report ch = run_plan(cat(), a);
+  CHECK(ag.data["sla"]["tpot_ms"].get<double>() < ch.data["sla"]["tpot_ms"].get<double>());
+}
