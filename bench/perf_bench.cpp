@@ -73,7 +73,7 @@ int main() {
   o.osl = 400;
   auto t1 = std::chrono::steady_clock::now();
   const Report r = run_plan(cat, o);
-  std::printf("plan kimi-k3 1024/400: %.0f ms wall, %d configurations, speed model %.2f million/s\n", seconds_since(t1) * 1e3,
+  std::printf("plan kimi-k3 1024/400: %.0f ms wall, %d configurations, estimate-and-record loop %.2f million/s\n", seconds_since(t1) * 1e3,
               r.data["search"]["candidates"].get<int>(), r.data["search"]["perf_candidates_per_s"].get<double>() / 1e6);
   t1 = std::chrono::steady_clock::now();
   int total = 0;
