@@ -171,3 +171,16 @@ TEST_CASE("Kimi K3 on one B300 node at 128k for 32 users: TP8 with DCP8, as the 
   CHECK(f.sglang_flags.find("--dcp-size 8") != std::string::npos);
   CHECK(f.vllm_flags.find("--decode-context-parallel-size 8") != std::string::npos);
 }
+
+TEST_CASE("an expert-parallel degree above TP on an fp8-block model is refused, not a crash") {
+  Layout l;
+  l.tp = 4;
+  l.ep = 8;
+  const auto r = layout_refusals(cat().model("deepseek-v3"), cat().gpu("h200"), Engine::sglang, l);
+  CHECK_FALSE(r.empty());
+  Layout huge;
+  huge.tp = 65536;
+  huge.pp = 65536;
+  huge.dp = 65536;
+  CHECK_FALSE(layout_refusals(cat().model("deepseek-v3"), cat().gpu("h200"), Engine::vllm, huge).empty());
+}

@@ -23,7 +23,11 @@ struct Layout {
   // decode context parallel: the MLA cache of each sequence is split over dcp ranks of the TP
   // group (SGLang --dcp-size, vLLM --decode-context-parallel-size); adds no GPUs
   int dcp = 1;
-  int gpus(Engine e) const { return e == Engine::vllm ? tp * pp * dp : tp * pp; }
+  int gpus(Engine e) const {
+    // computed wide and clamped: absurd degrees from user input must not overflow
+    const long long n = e == Engine::vllm ? 1LL * tp * pp * dp : 1LL * tp * pp;
+    return n > 1000000000LL ? 1000000000 : static_cast<int>(n);
+  }
 };
 
 // Reasons (in the engine's own words where it has them) that `engine` refuses `l` for `m` on

@@ -130,7 +130,7 @@ struct ReportOptions {
   std::string kv_dtype = "auto";
   std::string out = "plan.html";  // the HTML file (written atomically)
   std::string svg_dir;            // also write each chart as DIR/<id>.svg
-  std::optional<double> rate_usd_per_gpu_hour;  // overrides the catalogue price of the recommended GPU
+  std::optional<double> rate_usd_per_gpu_hour;  // USD per GPU-hour for every candidate (default: each GPU's catalogue price)
   std::optional<double> input_per_output;       // API bill: input tokens per output token (default 0)
   std::optional<double> cache_hit;              // API bill: fraction of input tokens cached (default 0)
   double isl = 1024, osl = 1024;                // Pareto sweep: request shape

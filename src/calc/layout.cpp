@@ -28,6 +28,10 @@ std::vector<std::string> layout_refusals(const Model& m, const Gpu& gpu, Engine 
     r.push_back("every parallel degree must be at least 1");
     return r;
   }
+  if (l.tp > 4096 || l.ep > 4096 || l.dp > 4096 || l.pp > 4096 || l.dcp > 4096 || l.gpus(engine) > 100000) {
+    r.push_back("parallel degrees beyond 4,096 (or more than 100,000 GPUs) are not a deployment");
+    return r;
+  }
   const int gpus = l.gpus(engine);
   const int heads = m.attention_heads();
   const int nodes = nodes_for(gpu, gpus);
@@ -53,7 +57,7 @@ std::vector<std::string> layout_refusals(const Model& m, const Gpu& gpu, Engine 
     if (l.dp > 1 && nodes > 1 && !l.dp_attention) r.push_back("multi-node data parallel is not supported unless dp attention!");
     if (l.dp > 1 && !l.dp_attention) r.push_back("SGLang --dp-size without --enable-dp-attention runs separate replicas; plan them as separate instances");
     if ((l.tp * l.pp) % nodes != 0) r.push_back("tp_size must be divisible by number of nodes");
-    if (moe_fp8_block) {
+    if (moe_fp8_block && l.tp % l.ep == 0) {
       const int moe_tp = l.tp / l.ep;
       const auto inter = m.moe->expert_intermediate_size;
       if (inter % moe_tp != 0 || (inter / moe_tp) % 128 != 0)

@@ -415,7 +415,7 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
       int shown = 0;
       for (const auto& c : cands) {
         if (shown >= 5) break;
-        if (!c.fit.fits && &c != &sub) continue;
+        if (!c.fit.fits) continue;  // the speed of a deployment that cannot hold the load would mislead
         std::string why;
         json cur = pareto_curve(m, *c.gpu, c.fit, o, sla, pm, perf_assumptions, why);
         if (cur.is_null()) {
@@ -435,6 +435,7 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
                {"workload", o.workload},
                {"source", sla.source}};
     if (curves.empty()) {
+      if (!any_fit) skipped.insert(skipped.begin(), "no candidate holds the load, so there is no deployment to time");
       d["perf"] = {{"available", false}, {"reasons", skipped}, {"sla", sj}};
     } else {
       d["perf"] = {{"available", true}, {"isl", o.isl}, {"osl", o.osl}, {"sla", sj}, {"curves", curves}, {"skipped", skipped}};
@@ -503,6 +504,22 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
     } else {
       cj["rent_usd_per_million_output_at_sla"] = nullptr;
     }
+    // the verdict in words: does renting pay at a load this deployment can serve?
+    std::string verdict;
+    const json& be = cj["break_even_output_tokens_per_month"];
+    const json& cap = cj["output_tokens_per_month_at_sla"];
+    if (api.is_null()) verdict = fmt::format("No API price for {} in the catalogue: only the rent is shown.", m.id);
+    else if (be.is_null()) verdict = "The API costs nothing per token at these prices: renting never pays.";
+    else if (cap.is_number() && cap.get<double>() < be.get<double>())
+      verdict = fmt::format("Renting never pays at this size: at the service level the cluster serves at most {} million output tokens a month, "
+                            "below the break-even of {} million; the API is cheaper at any load it can carry.",
+                            fmt_int(cap.get<double>() / 1e6), fmt_int(be.get<double>() / 1e6));
+    else if (cap.is_number())
+      verdict = fmt::format("Renting pays between {} and {} million output tokens a month (the break-even and the cluster's capacity at the service level).",
+                            fmt_int(be.get<double>() / 1e6), fmt_int(cap.get<double>() / 1e6));
+    else
+      verdict = fmt::format("Renting pays above {} million output tokens a month, if the cluster can serve them.", fmt_int(be.get<double>() / 1e6));
+    cj["verdict"] = verdict;
     d["cost"] = cj;
   }
 

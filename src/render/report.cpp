@@ -172,7 +172,7 @@ std::string render(const Report& r, Format f) {
         out += render_table(r.tables[i]);
       }
       if (!r.notes.empty()) {
-        out += "\n";
+        if (!out.empty()) out += "\n";
         for (const auto& n : r.notes) out += n + "\n";
       }
       if (!r.assumptions.empty()) {

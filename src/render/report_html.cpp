@@ -244,7 +244,8 @@ ReportChart cost_chart(const json& d) {
   ch.y.label = "cost per month";
   ch.y.unit = "USD";
   ch.y.min = 0;
-  if (c["on_demand_quotes"].is_object()) {
+  if (c["on_demand_quotes"].is_object() &&
+      c["on_demand_quotes"]["usd_per_gpu_hour_max"].get<double>() > c["on_demand_quotes"]["usd_per_gpu_hour_min"].get<double>()) {
     svg::Series band;
     band.name = fmt::format("rent at on-demand quotes {:.2f}-{:.2f} USD/GPU-hour", c["on_demand_quotes"]["usd_per_gpu_hour_min"].get<double>(),
                             c["on_demand_quotes"]["usd_per_gpu_hour_max"].get<double>());
@@ -450,10 +451,12 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
   h += kpi(N(d, "answer.per_gpu.weights_bytes", 2, kGiB) + " GiB", fmt::format("weights per GPU, of {} GiB", N(d, "answer.per_gpu.capacity_bytes", 2, kGiB)));
   if (d["perf"]["available"].get<bool>() && d["perf"]["operating_point"].is_object())
     h += kpi(N(d, "perf.operating_point.throughput_per_gpu", 0) + " tok/s per GPU",
-             fmt::format("at {} tok/s per user, {} users (modelled)", N(d, "perf.operating_point.interactivity_tok_s_user", 1), N(d, "perf.operating_point.concurrency", 0)));
+             fmt::format("at {} tok/s per user, {} users with {}-in / {}-out requests (modelled)", N(d, "perf.operating_point.interactivity_tok_s_user", 1),
+                         N(d, "perf.operating_point.concurrency", 0), N(d, "perf.isl", 0), N(d, "perf.osl", 0)));
   if (d["cost"]["break_even_output_tokens_per_month"].is_number())
     h += kpi(N(d, "cost.break_even_output_tokens_per_month", 0, 1e6) + " million", "output tokens a month where renting starts to beat the API");
   h += "</div>";
+  h += "<p>Rent or API: " + S(d, "cost.verdict") + "</p>";
   h += "<h3>Engine flags</h3>";
   h += fmt::format("<pre>python3 -m sglang.launch_server --model-path {} {}\n\nvllm serve {} {}</pre>", escape(model_path), S(d, "answer.flags.sglang"),
                    escape(model_path), S(d, "answer.flags.vllm"));
@@ -517,7 +520,8 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
               "Renting pays beyond the break-even, and only up to what the cluster can serve.");
   h += "<table class=\"narrow\"><tbody>";
   h += fmt::format(R"~(<tr><td>rent, {} GPU{} always on</td><td class="r">{} USD/month</td></tr>)~", N(d, "cost.gpus", 0), c["gpus"].get<int>() == 1 ? "" : "s", N(d, "cost.rent_usd_per_month", 0));
-  if (c["on_demand_quotes"].is_object())
+  if (c["on_demand_quotes"].is_object() &&
+      c["on_demand_quotes"]["usd_per_gpu_hour_max"].get<double>() > c["on_demand_quotes"]["usd_per_gpu_hour_min"].get<double>())
     h += fmt::format(R"~(<tr><td>rent at the on-demand quotes ({} to {} USD/GPU-hour)</td><td class="r">{} to {} USD/month</td></tr>)~",
                      N(d, "cost.on_demand_quotes.usd_per_gpu_hour_min", 2), N(d, "cost.on_demand_quotes.usd_per_gpu_hour_max", 2),
                      N(d, "cost.on_demand_quotes.rent_usd_per_month_min", 0), N(d, "cost.on_demand_quotes.rent_usd_per_month_max", 0));
@@ -536,7 +540,7 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
   if (c["output_tokens_per_month_at_sla"].is_number())
     h += fmt::format(R"~(<tr><td>capacity at the service level (modelled)</td><td class="r">{} million output tokens a month; rent is {} USD per million output tokens when full</td></tr>)~",
                      N(d, "cost.output_tokens_per_month_at_sla", 0, 1e6), N(d, "cost.rent_usd_per_million_output_at_sla", 2));
-  h += "</tbody></table></section>\n";
+  h += "</tbody></table><p>" + S(d, "cost.verdict") + "</p></section>\n";
 
   // --- speed ---
   const json& p = d["perf"];

@@ -396,9 +396,7 @@ std::string Chart::render() const {
   }
 
   // --- ranges -------------------------------------------------------------------------------
-  int used_series = 0;
   auto style_of = [&](const Series& s, std::size_t idx) { return s.style >= 0 ? s.style : static_cast<int>(idx); };
-  (void)used_series;
   std::vector<double> xs, ys;
   std::size_t ncat = categories.size();
   std::vector<double> stack_top(ncat, 0.0);
@@ -689,7 +687,7 @@ std::string Chart::render() const {
           t.clamp_x(L + 2, R - 2);
           const Box b = t.box();
           bool clash = false;
-          for (double hy : hlines) clash = clash || (hy >= b.y0 - 1 && hy <= b.y1 + 1);
+          for (double hy : hlines) clash = clash || (hy >= b.y0 - 3 && hy <= b.y1 + 3);
           for (const auto& q : placed) clash = clash || b.overlaps(q, 2);
           if (!found || !clash) best = t;
           found = true;

@@ -11,10 +11,11 @@
 //   - every number on the page (data-k) equals the JSON output of the same command at the shown
 //     precision, and every tagged string (data-s) equals its JSON string;
 //   - the page has no horizontal scroll at 1000 px and prints to PDF.
-// A full-page screenshot of each report is written to OUT/report-<scenario>.png; with --docs DIR
+// A full-page screenshot of each report is written to OUT/report-<scenario>.png (and in grey, as
+// Chromium's achromatopsia emulation renders it, to OUT/report-<scenario>-grey.png); with --docs DIR
 // a smaller one (the top of the page) is written to DIR/report-<scenario>.png.
 //
-// usage: node browser_test.mjs --k3plan BIN --chromium BIN --out DIR [--xmllint BIN] [--docs DIR] [--example FILE]
+// usage: node browser_test.mjs --k3plan BIN --chromium BIN --out DIR [--xmllint BIN] [--docs DIR]
 import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -387,6 +388,11 @@ async function checkScenario(cdp, sc) {
       fs.mkdirSync(args.docs, { recursive: true });
       fs.writeFileSync(path.join(args.docs, `report-${sc.name}.png`), Buffer.from(small.data, 'base64'));
     }
+    // the same page as a reader without colour sees it (series must stay apart by dash and hatch)
+    await cdp.send('Emulation.setEmulatedVisionDeficiency', { type: 'achromatopsia' }, sessionId);
+    const grey = await cdp.send('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true, clip: { x: 0, y: 0, width: WIDTH, height, scale: 0.6 } }, sessionId);
+    fs.writeFileSync(path.join(args.out, `report-${sc.name}-grey.png`), Buffer.from(grey.data, 'base64'));
+    await cdp.send('Emulation.setEmulatedVisionDeficiency', { type: 'none' }, sessionId);
     const pdf = await cdp.send('Page.printToPDF', { printBackground: true, preferCSSPageSize: false }, sessionId);
     if (!pdf.data || pdf.data.length < 10000) fail(sc.name, 'print to PDF produced nothing');
 
@@ -397,7 +403,6 @@ async function checkScenario(cdp, sc) {
     cdp.listeners.delete(listener);
     await cdp.send('Target.closeTarget', { targetId }).catch(() => {});
   }
-  if (args.example && sc === SCENARIOS[0]) fs.copyFileSync(html, args.example);
 }
 
 // ------------------------------------------------------------------------------------------------
