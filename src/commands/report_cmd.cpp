@@ -605,7 +605,7 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
   // --- the terminal view -------------------------------------------------------------------------
   Table t{fmt::format("{}: {} users at {} tokens, {}", m.id, o.users, format_context(context), to_string(s.engine)), {"question", "answer"}, {}, {false, false}};
   t.rows.push_back({"verdict", f.fits ? "FITS" : "DOES NOT FIT"});
-  t.rows.push_back({"recommended", fmt::format("{} x {} ({} node{}), {}", f.gpus, g.id, f.nodes, f.nodes > 1 ? "s" : "", layout_text(f.layout))});
+  t.rows.push_back({f.fits ? "recommended" : "closest tried", fmt::format("{} x {} ({} node{}), {}", f.gpus, g.id, f.nodes, f.nodes > 1 ? "s" : "", layout_text(f.layout))});
   t.rows.push_back({"monthly cost", fmt::format("{} USD ({:.2f} USD/GPU-hour, {:g} h)", fmt_int(sub.usd_per_month), sub.rate, hours_month)});
   t.rows.push_back({"max users", fmt::format("{} at {} tokens", fmt_int(static_cast<double>(f.max_users)), format_context(context))});
   t.rows.push_back({"headroom", f.headroom >= 0 ? fmt::format("{:.1f}% of the KV/state pool", f.headroom * 100) : "-"});
