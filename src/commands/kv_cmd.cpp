@@ -77,8 +77,8 @@ Report run_kv(const Catalogue& cat, const KvCommandOptions& o) {
   }
   layers.rows.push_back({"total", "", std::to_string(m.num_layers() + o.draft_layers), fmt_int(p.bytes_per_token), "", p.state_bytes_per_sequence > 0 ? human_binary(p.state_bytes_per_sequence) : "-"});
   r.tables.push_back(layers);
-  Table rows{fmt::format("Per user and for {} users (per GPU at TP{})", fmt_int(static_cast<double>(o.users)), o.tp),
-             {"context", "tokens", "per user GiB", "per user GB", fmt::format("{} users GiB", o.users), fmt::format("{} users GB", o.users)}, {}, {}};
+  Table rows{fmt::format("Per user and for {} user{} (per GPU at TP{})", fmt_int(static_cast<double>(o.users)), o.users == 1 ? "" : "s", o.tp),
+             {"context", "tokens", "per user GiB", "per user GB", fmt::format("{} user{} GiB", o.users, o.users == 1 ? "" : "s"), fmt::format("{} user{} GB", o.users, o.users == 1 ? "" : "s")}, {}, {}};
   nlohmann::json jr = nlohmann::json::array();
   for (auto c : contexts) {
     const double per = p.bytes_per_sequence(c);
@@ -103,14 +103,20 @@ Report run_kv(const Catalogue& cat, const KvCommandOptions& o) {
   for (const auto& n : p.notes) r.notes.push_back(n);
   const std::int64_t max_ctx = *std::max_element(contexts.begin(), contexts.end());
   const std::string engine_dtype = p.kv_dtype == "bf16" || p.kv_dtype == "fp16" ? "auto" : p.kv_dtype;
-  r.notes.push_back(fmt::format("Per GPU at TP{}: {} B/token{}; {} users at {} need {} = {} per GPU.", o.tp, fmt_int(p.bytes_per_token),
+  r.notes.push_back(fmt::format("Per GPU at TP{}: {} B/token{}; {} user{} at {} need{} {} = {} per GPU.", o.tp, fmt_int(p.bytes_per_token),
                                 p.state_bytes_per_sequence > 0 ? fmt::format(" + {} fixed state per sequence", human_binary(p.state_bytes_per_sequence)) : "",
-                                o.users, format_context(max_ctx), human_binary(p.bytes_per_sequence(max_ctx) * static_cast<double>(o.users)),
+                                o.users, o.users == 1 ? "" : "s", format_context(max_ctx), o.users == 1 ? "s" : "", human_binary(p.bytes_per_sequence(max_ctx) * static_cast<double>(o.users)),
                                 human_decimal(p.bytes_per_sequence(max_ctx) * static_cast<double>(o.users))));
   r.notes.push_back(fmt::format("Flags: SGLang --kv-cache-dtype {} --context-length {}; vLLM --kv-cache-dtype {} --max-model-len {}", engine_dtype, max_ctx,
                                 engine_dtype, max_ctx));
   r.notes.push_back("GiB = 2^30 B, GB = 1e9 B; k = 1,024 and M = 1,048,576 tokens.");
-  add_assumptions(r, m.assumptions);
+  // only the geometry this calculation uses (not, say, a published checkpoint size)
+  std::vector<Assumption> used;
+  for (const auto& a : m.assumptions)
+    if (a.what.find("architecture") != std::string::npos || a.what.find("config") != std::string::npos ||
+        a.what.find("linear_attn") != std::string::npos || a.what.find("hybrid") != std::string::npos)
+      used.push_back(a);
+  add_assumptions(r, used);
   r.data = {{"model", m.id}, {"tp", o.tp}, {"kv_dtype", p.kv_dtype}, {"state_dtype", o.state_dtype}, {"users", o.users},
             {"bytes_per_token", p.bytes_per_token}, {"state_bytes_per_sequence", p.state_bytes_per_sequence},
             {"layers", jl}, {"rows", jr}, {"notes", p.notes}, {"assumptions", r.assumptions}};

@@ -286,6 +286,7 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
   json& d = r.data;
   d["model"] = m.id;
   d["model_name"] = m.name;
+  d["model_path"] = m.hf_repo.empty() ? o.model : m.hf_repo;
   d["engine"] = to_string(s.engine);
   d["kv_dtype"] = o.kv_dtype;
   d["context"] = context;
@@ -508,7 +509,8 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
     std::string verdict;
     const json& be = cj["break_even_output_tokens_per_month"];
     const json& cap = cj["output_tokens_per_month_at_sla"];
-    if (api.is_null()) verdict = fmt::format("No API price for {} in the catalogue: only the rent is shown.", m.id);
+    if (!f.fits) verdict = "No candidate holds the load: these costs are those of the closest deployment tried.";
+    else if (api.is_null()) verdict = fmt::format("No API price for {} in the catalogue: only the rent is shown.", m.id);
     else if (be.is_null()) verdict = "The API costs nothing per token at these prices: renting never pays.";
     else if (cap.is_number() && cap.get<double>() < be.get<double>())
       verdict = fmt::format("Renting never pays at this size: at the service level the cluster serves at most {} million output tokens a month, "

@@ -410,7 +410,8 @@ std::vector<ReportChart> report_charts(const json& d) {
 std::string render_report_html(const json& d, const std::vector<ReportChart>& charts) {
   const json& a = d["answer"];
   const bool fits = a["fits"].get<bool>();
-  const std::string model_path = str(d, "launch.model_path").empty() ? str(d, "model") : str(d, "launch.model_path");
+  const std::string model_path = str(d, "model_path");
+  const bool one_user = d["users"].get<std::int64_t>() == 1;
   std::string h;
   h += "<!DOCTYPE html>\n";
   h += R"~(<html xmlns="http://www.w3.org/1999/xhtml" lang="en">)~";
@@ -419,8 +420,8 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
   h += fmt::format("<style>{}</style>\n</head>\n<body>\n", kCss);
 
   // header
-  h += fmt::format(R"~(<header><h1>{} serving plan</h1><p class="sub">{} ({}): {} users at {} tokens ({}), {}, KV cache {}. Generated {} by k3plan {}.</p></header>)~",
-                   escape(str(d, "model_name")), S(d, "model_name"), S(d, "model"), N(d, "users", 0), escape(format_context(d["context"].get<std::int64_t>())),
+  h += fmt::format(R"~(<header><h1>{} serving plan</h1><p class="sub">{} ({}): {} user{} at {} tokens ({}), {}, KV cache {}. Generated {} by k3plan {}.</p></header>)~",
+                   escape(str(d, "model_name")), S(d, "model_name"), S(d, "model"), N(d, "users", 0), one_user ? "" : "s", escape(format_context(d["context"].get<std::int64_t>())),
                    N(d, "context", 0), S(d, "engine"), S(d, "kv_dtype"), S(d, "generated"), S(d, "version"));
   h += "\n";
 
@@ -466,8 +467,8 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
     h += "</ul>";
   }
   h += "<h3>What was assumed</h3><ul class=\"assumptions\">";
-  h += fmt::format("<li>Load: {} concurrent users at {} tokens each; KV cache dtype {}; engine {} with its default memory settings (memory fraction {}).</li>",
-                   N(d, "users", 0), N(d, "context", 0), S(d, "kv_dtype"), S(d, "engine"), N(d, "answer.memory_fraction", 3));
+  h += fmt::format("<li>Load: {} concurrent user{} at {} tokens each; KV cache dtype {}; engine {} with its default memory settings (memory fraction {}).</li>",
+                   N(d, "users", 0), one_user ? "" : "s", N(d, "context", 0), S(d, "kv_dtype"), S(d, "engine"), N(d, "answer.memory_fraction", 3));
   h += fmt::format("<li>Rented always on: {} hours a month at {} USD per GPU-hour ({}).</li>", N(d, "answer.hours_per_month", 0), N(d, "answer.usd_per_gpu_hour", 2),
                    str(d, "cost.rate_source") == "--rate" ? "--rate" : "the catalogue's on-demand price, see Sources");
   for (std::size_t i = 0; i < a["assumptions"].size(); ++i) h += "<li>" + S(d, fmt::format("answer.assumptions.{}", i)) + "</li>";

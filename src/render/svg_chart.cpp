@@ -214,6 +214,28 @@ std::string marker_svg(const std::string& shape, double x, double y, const std::
   return "";
 }
 
+// Whether a pixel polyline passes within `margin` of a box.
+bool crosses(const std::vector<std::pair<double, double>>& line, const Box& b, double margin) {
+  for (std::size_t k = 0; k + 1 < line.size(); ++k) {
+    auto [x1, y1] = line[k];
+    auto [x2, y2] = line[k + 1];
+    if (x2 < x1) {
+      std::swap(x1, x2);
+      std::swap(y1, y2);
+    }
+    const double lo = std::max(x1, b.x0 - margin), hi = std::min(x2, b.x1 + margin);
+    if (lo > hi) continue;
+    auto y_at = [&](double x) { return x2 - x1 < 1e-9 ? y1 : y1 + (y2 - y1) * (x - x1) / (x2 - x1); };
+    double ya = y_at(lo), yb = y_at(hi);
+    if (x2 - x1 < 1e-9) {
+      ya = y1;
+      yb = y2;
+    }
+    if (std::max(ya, yb) >= b.y0 - margin && std::min(ya, yb) <= b.y1 + margin) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -606,6 +628,7 @@ std::string Chart::render() const {
   const double slot = bars ? (R - L) / static_cast<double>(ncat) : 0;
   const double bw = std::min(slot * 0.62, 90.0);
   std::string plot;
+  std::vector<std::vector<std::pair<double, double>>> drawn;  // pixel polylines (labels keep off them)
   for (std::size_t i = 0; i < series.size(); ++i) {
     const auto& s = series[i];
     const int si = style_of(s, i);
@@ -636,6 +659,12 @@ std::string Chart::render() const {
       pts.emplace_back(sx(s.x[k]), sy(s.y[k]));
     }
     if (pts.empty()) continue;
+    drawn.push_back(pts);
+    if (s.kind == SeriesKind::area) {
+      std::vector<std::pair<double, double>> lower;
+      for (std::size_t k = 0; k < pts.size(); ++k) lower.emplace_back(pts[k].first, k < s.y0.size() && std::isfinite(s.y0[k]) ? sy(s.y0[k]) : B);
+      drawn.push_back(lower);
+    }
     const std::string dash = st.dash.empty() ? "" : fmt::format(R"~( stroke-dasharray="{}")~", st.dash);
     if (s.kind == SeriesKind::area) {
       std::string d = fmt::format("M{},{}", num(pts[0].first), num(pts[0].second));
@@ -688,6 +717,7 @@ std::string Chart::render() const {
           const Box b = t.box();
           bool clash = false;
           for (double hy : hlines) clash = clash || (hy >= b.y0 - 3 && hy <= b.y1 + 3);
+          for (const auto& line : drawn) clash = clash || crosses(line, b, 3);
           for (const auto& q : placed) clash = clash || b.overlaps(q, 2);
           if (!found || !clash) best = t;
           found = true;
