@@ -1,21 +1,19 @@
 // `k3plan report`: the SVG chart builder (escaping, log ticks, long labels, grey readability) and
 // the report's numbers against fit and cost.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <k3plan/catalogue.hpp>
+#include <k3plan/commands.hpp>
+#include <k3plan/error.hpp>
+#include <k3plan/report_html.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <k3plan/catalogue.hpp>
-#include <k3plan/commands.hpp>
-#include <k3plan/error.hpp>
-#include <k3plan/report_html.hpp>
 
 using namespace k3plan;
 namespace fs = std::filesystem;
@@ -44,7 +42,8 @@ std::vector<SvgText> texts_of(const std::string& svg) {
     if (attrs.find(R"(text-anchor="middle")") != std::string::npos) anchor = "middle";
     if (attrs.find(R"(text-anchor="end")") != std::string::npos) anchor = "end";
     std::string t = m[5];
-    for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&amp;", "&"}}) {
+    for (const auto& [from, to] :
+         std::vector<std::pair<std::string, std::string>>{{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&amp;", "&"}}) {
       for (std::size_t p = t.find(from); p != std::string::npos; p = t.find(from, p + to.size())) t.replace(p, from.size(), to);
     }
     out.push_back({std::stod(m[1]), std::stod(m[2]), std::stod(m[3]), anchor, t, attrs.find("bold") != std::string::npos,
@@ -87,8 +86,8 @@ struct TempDir {
 
 TEST_CASE("svg::escape makes any text safe in XML text and attributes", "[report][svg]") {
   CHECK(svg::escape(R"(a<b & "c" 'd'>)") == "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;");
-  CHECK(svg::escape("8 \xC3\x97 b300") == "8 \xC3\x97 b300");  // valid UTF-8 stays
-  CHECK(svg::escape("bad \xFF byte") == "bad ? byte");           // invalid UTF-8 does not
+  CHECK(svg::escape("8 \xC3\x97 b300") == "8 \xC3\x97 b300");      // valid UTF-8 stays
+  CHECK(svg::escape("bad \xFF byte") == "bad ? byte");             // invalid UTF-8 does not
   CHECK(svg::escape(std::string("nul \x01 ctl")) == "nul ? ctl");  // XML 1.0 forbids control characters
   CHECK(svg::escape("\xE2\x82") == "??");                          // truncated sequence
 }
@@ -264,7 +263,8 @@ TEST_CASE("report data equals fit and cost for Kimi K3 on B300", "[report]") {
   const Report cost = run_cost(cat(), co);
   CHECK(a["usd_per_month"].get<double>() == Approx(cost.data["rental"][0]["usd_per_month"].get<double>()));
   CHECK(d["cost"]["rent_usd_per_month"].get<double>() == Approx(cost.data["rental"][0]["usd_per_month"].get<double>()));
-  CHECK(d["cost"]["break_even_output_tokens_per_month"].get<double>() == Approx(cost.data["break_even"]["output_tokens_per_month"].get<double>()));
+  CHECK(d["cost"]["break_even_output_tokens_per_month"].get<double>() ==
+        Approx(cost.data["break_even"]["output_tokens_per_month"].get<double>()));
   CHECK(d["cost"]["usd_per_gpu_hour"].get<double>() == Approx(cost.data["usd_per_gpu_hour"].get<double>()));
 
   // the KV curve is the budget's: at the requested context its total is the limiting stage's bytes
@@ -279,7 +279,8 @@ TEST_CASE("report data equals fit and cost for Kimi K3 on B300", "[report]") {
     }
   CHECK(seen);
   CHECK(kv["pool_bytes"].get<double>() ==
-        Approx(a["per_gpu"]["kv_pool_bytes"].get<double>() + a["per_gpu"]["state_pool_bytes"].get<double>() + std::max(0.0, a["per_gpu"]["free_bytes"].get<double>())));
+        Approx(a["per_gpu"]["kv_pool_bytes"].get<double>() + a["per_gpu"]["state_pool_bytes"].get<double>() +
+               std::max(0.0, a["per_gpu"]["free_bytes"].get<double>())));
 
   // the files: the page and one SVG per chart, nothing half-written left behind
   REQUIRE(fs::exists(o.out));

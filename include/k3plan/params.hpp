@@ -24,6 +24,9 @@ ParamCounts count_params(const Model& m);
 
 // Parameters of one attention block (all its projections, norms, gates, convs).
 double attention_params(const Model& m, const AttentionBlock& b);
+// The part of them every TP rank keeps whole: MLA's low-rank input projections and the DSA
+// indexer keys; DeepSeek V4's q and kv down-projections.
+double attention_replicated_params(const Model& m, const AttentionBlock& b);
 
 struct PrecisionFormat {
   std::string name;        // bf16, fp8-block, mxfp4, ...

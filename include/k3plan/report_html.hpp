@@ -13,15 +13,13 @@
 // and de-overlapped before they are drawn, and every text stays inside its chart's box.
 #include <cstdint>
 #include <functional>
+#include <k3plan/catalogue.hpp>
+#include <k3plan/report.hpp>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-
-#include <k3plan/catalogue.hpp>
-#include <k3plan/report.hpp>
 
 namespace k3plan {
 
@@ -45,10 +43,10 @@ std::string si_label(double v);
 std::string context_label(double tokens);
 
 struct Style {
-  std::string colour;   // stroke / fill colour
-  std::string dash;     // stroke-dasharray ("" = solid)
-  std::string hatch;    // hatch name: none, diag, back, cross, horiz, vert, dots, grid
-  std::string marker;   // circle, square, triangle, diamond, cross, none
+  std::string colour;  // stroke / fill colour
+  std::string dash;    // stroke-dasharray ("" = solid)
+  std::string hatch;   // hatch name: none, diag, back, cross, horiz, vert, dots, grid
+  std::string marker;  // circle, square, triangle, diamond, cross, none
 };
 // The palette: 8 styles, each with its own colour (Okabe-Ito, varied lightness), dash pattern and
 // hatch; style(i) wraps around.
@@ -60,7 +58,7 @@ struct Axis {
   std::string unit;   // "tokens": drawn as "context length (tokens)"
   bool log = false;
   std::optional<double> min, max;
-  std::vector<double> ticks;  // explicit tick values (empty = chosen automatically)
+  std::vector<double> ticks;                  // explicit tick values (empty = chosen automatically)
   std::function<std::string(double)> format;  // tick labels (default: si_label)
   std::string title() const { return unit.empty() ? label : label + " (" + unit + ")"; }
 };
@@ -128,8 +126,8 @@ struct ReportOptions {
   std::int64_t users = 1;
   std::string engine = "sglang";
   std::string kv_dtype = "auto";
-  std::string out = "plan.html";  // the HTML file (written atomically)
-  std::string svg_dir;            // also write each chart as DIR/<id>.svg
+  std::string out = "plan.html";                // the HTML file (written atomically)
+  std::string svg_dir;                          // also write each chart as DIR/<id>.svg
   std::optional<double> rate_usd_per_gpu_hour;  // USD per GPU-hour for every candidate (default: each GPU's catalogue price)
   std::optional<double> input_per_output;       // API bill: input tokens per output token (default 0)
   std::optional<double> cache_hit;              // API bill: fraction of input tokens cached (default 0)

@@ -33,20 +33,6 @@ double vllm_activation_bytes(const Model& m, std::int64_t batched_tokens, std::i
 // (engine-logs.md S3: 23.58 GiB total, 22.76 GiB at load begin); assumed 1.5 GiB with TP > 1.
 double sglang_context_bytes(int world) { return (world > 1 ? 1.5 : 0.82) * kGiB; }
 
-// Parameters that stay replicated on every TP rank inside an attention block (the low-rank input
-// projections of MLA and the DSA indexer key projection).
-double attention_replicated(const Model& m, const AttentionBlock& b) {
-  const double h = static_cast<double>(m.hidden_size);
-  if (b.kind == AttnKind::mla) {
-    double p = h * (b.kv_lora_rank + b.qk_rope_head_dim) + b.kv_lora_rank;
-    if (b.q_lora_rank > 0) p += h * b.q_lora_rank + b.q_lora_rank;
-    if (b.indexer_heads > 0) p += h * b.indexer_head_dim + h * b.indexer_heads;
-    return p;
-  }
-  if (b.kind == AttnKind::compressed) return h * b.q_lora_rank + h * b.head_dim * b.num_kv_heads;
-  return 0;
-}
-
 double bits(const Model& m, ParamGroup g, const std::string& uniform) {
   if (!uniform.empty()) return precision_format(uniform).bits_per_weight;
   std::string p = m.precision_of(g);
@@ -62,7 +48,7 @@ double stage_weights(const Model& m, int first, int last, bool has_embed, bool h
   auto add = [&](ParamGroup g, double params) { bytes += params * bits(m, g, uniform) / 8; };
   for (int l = first; l < last; ++l) {
     const auto& b = m.blocks[static_cast<std::size_t>(m.layers[static_cast<std::size_t>(l)])];
-    const double all = attention_params(m, b), rep = attention_replicated(m, b);
+    const double all = attention_params(m, b), rep = attention_replicated_params(m, b);
     add(ParamGroup::attention, rep + (all - rep) / attn_tp);
     add(ParamGroup::norms, b.has_mlp && b.kind != AttnKind::none ? 2 * h : h);
     if (!b.has_mlp) continue;

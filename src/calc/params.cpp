@@ -88,6 +88,18 @@ double attention_params(const Model& m, const AttentionBlock& b) {
   return 0;
 }
 
+double attention_replicated_params(const Model& m, const AttentionBlock& b) {
+  const double h = d(m.hidden_size);
+  if (b.kind == AttnKind::mla) {
+    double p = h * (b.kv_lora_rank + b.qk_rope_head_dim) + b.kv_lora_rank;
+    if (b.q_lora_rank > 0) p += h * b.q_lora_rank + b.q_lora_rank;
+    if (b.indexer_heads > 0) p += h * b.indexer_head_dim + h * b.indexer_heads;
+    return p;
+  }
+  if (b.kind == AttnKind::compressed) return h * b.q_lora_rank + h * b.head_dim * b.num_kv_heads;
+  return 0;
+}
+
 namespace {
 
 // One decoder layer's parameters split by group (attention, mlp kinds, norms).

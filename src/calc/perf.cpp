@@ -22,20 +22,6 @@ double bits_of(const Model& m, ParamGroup g) {
   return precision_format(p).bits_per_weight;
 }
 
-// Attention parameters that every TP rank keeps whole (MLA's low-rank input projections, the DSA
-// indexer keys; DeepSeek V4's q and kv down-projections), as the fit budget counts them.
-double replicated_attention_params(const Model& m, const AttentionBlock& b) {
-  const double h = d(m.hidden_size);
-  if (b.kind == AttnKind::mla) {
-    double p = h * (b.kv_lora_rank + b.qk_rope_head_dim) + b.kv_lora_rank;
-    if (b.q_lora_rank > 0) p += h * b.q_lora_rank + b.q_lora_rank;
-    if (b.indexer_heads > 0) p += h * b.indexer_head_dim + h * b.indexer_heads;
-    return p;
-  }
-  if (b.kind == AttnKind::compressed) return h * b.q_lora_rank + h * b.head_dim * b.num_kv_heads;
-  return 0;
-}
-
 int log2_floor(int x) {
   int r = 0;
   while (x > 1) {
@@ -84,7 +70,7 @@ PerfModel prepare_perf_model(const Model& m, const std::string& kv_dtype) {
 
   for (int l = 0; l < m.num_layers(); ++l) {
     const auto& b = m.blocks[static_cast<std::size_t>(m.layers[static_cast<std::size_t>(l)])];
-    const double all = attention_params(m, b), rep = replicated_attention_params(m, b);
+    const double all = attention_params(m, b), rep = attention_replicated_params(m, b);
     pm.attn_sharded_bytes += bytes(ParamGroup::attention, all - rep);
     pm.attn_replicated_bytes += bytes(ParamGroup::attention, rep);
     pm.replicated_bytes += bytes(ParamGroup::norms, b.has_mlp && b.kind != AttnKind::none ? 2 * h : h);

@@ -11,8 +11,6 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <limits>
-
 #include <k3plan/budget.hpp>
 #include <k3plan/cost.hpp>
 #include <k3plan/embedded.hpp>
@@ -24,6 +22,7 @@
 #include <k3plan/perf_cmd.hpp>
 #include <k3plan/report_html.hpp>
 #include <k3plan/units.hpp>
+#include <limits>
 
 #include "common.hpp"
 
@@ -147,7 +146,8 @@ SlaTargets sla_targets(double isl, const std::string& workload) {
         if (isl <= max_prompt) {
           std::string reason;
           t.ttft_ms = figure_value(node, &reason);
-          if (!reason.empty()) t.assumptions.push_back(fmt::format("SLA TTFT {:g} ms for prompts up to {}: {}", t.ttft_ms, fmt_int(max_prompt), reason));
+          if (!reason.empty())
+            t.assumptions.push_back(fmt::format("SLA TTFT {:g} ms for prompts up to {}: {}", t.ttft_ms, fmt_int(max_prompt), reason));
           break;
         }
     }
@@ -242,12 +242,14 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
   kv_dtype_bytes(o.kv_dtype, m);  // unknown dtype: InputError with a suggestion
   if (o.users < 1 || o.users > 10000000) throw InputError(fmt::format("--users {}: must be between 1 and 10,000,000", o.users));
   if (o.gpu_count < 0 || o.gpu_count > 100000) throw InputError("--gpus: out of range");
-  if (o.rate_usd_per_gpu_hour && !(*o.rate_usd_per_gpu_hour > 0 && *o.rate_usd_per_gpu_hour <= 1e4)) throw InputError("--rate: must be above 0 and at most 10,000");
+  if (o.rate_usd_per_gpu_hour && !(*o.rate_usd_per_gpu_hour > 0 && *o.rate_usd_per_gpu_hour <= 1e4))
+    throw InputError("--rate: must be above 0 and at most 10,000");
   const double ipo = o.input_per_output.value_or(0);
   const double hit = o.cache_hit.value_or(0);
   if (!(ipo >= 0 && ipo <= 1e6)) throw InputError("--input-per-output: must be between 0 and 1,000,000");
   if (!(hit >= 0 && hit <= 1)) throw InputError("--cache-hit: must be between 0 and 1");
-  if (!(o.isl >= 1 && o.isl <= 1e7) || !(o.osl >= 1 && o.osl <= 1e7)) throw InputError("--isl and --osl: must be between 1 and 10,000,000 tokens");
+  if (!(o.isl >= 1 && o.isl <= 1e7) || !(o.osl >= 1 && o.osl <= 1e7))
+    throw InputError("--isl and --osl: must be between 1 and 10,000,000 tokens");
   if (o.out.empty()) throw InputError("-o: give the HTML file to write");
   const std::int64_t context = o.context.empty() ? std::min<std::int64_t>(m.max_context, 32768) : parse_context(o.context, "--context");
   const SlaTargets sla = sla_targets(o.isl, o.workload);
@@ -374,8 +376,10 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
     for (const auto& lk : kv.layers) {
       const std::string kind = to_string(lk.kind);
       std::string name = lk.block == kind ? kind : fmt::format("{} ({})", lk.block, kind);
-      if (lk.state_bytes_per_sequence > 0 && lk.bytes_per_token == 0 && lk.window == 0 && lk.compress_ratio == 0) name += " state";
-      else if (lk.window > 0) name += fmt::format(", window {}", format_context(lk.window));
+      if (lk.state_bytes_per_sequence > 0 && lk.bytes_per_token == 0 && lk.window == 0 && lk.compress_ratio == 0)
+        name += " state";
+      else if (lk.window > 0)
+        name += fmt::format(", window {}", format_context(lk.window));
       name += fmt::format(", {} layer{}", lk.count, lk.count == 1 ? "" : "s");
       if (lk.draft) name += ", draft";
       json ys = json::array();
@@ -460,8 +464,13 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
     for (const auto& p : prices.api)
       if (p.model == m.id) {
         rates = {p.output, p.input_cache_miss, p.input_cache_hit};
-        api = {{"provider", p.provider}, {"output", p.output}, {"input_cache_miss", p.input_cache_miss}, {"input_cache_hit", p.input_cache_hit},
-               {"date", p.date}, {"source", p.source}, {"verified", p.verified}};
+        api = {{"provider", p.provider},
+               {"output", p.output},
+               {"input_cache_miss", p.input_cache_miss},
+               {"input_cache_hit", p.input_cache_hit},
+               {"date", p.date},
+               {"source", p.source},
+               {"verified", p.verified}};
         break;
       }
     double qlo = std::numeric_limits<double>::infinity(), qhi = 0;
@@ -498,7 +507,8 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
       cj["break_even_output_tokens_per_month"] = nullptr;
       cj["break_even_output_tokens_per_day"] = nullptr;
     }
-    cj["output_tokens_per_month_at_sla"] = d["perf"].contains("output_tokens_per_month_at_sla") ? d["perf"]["output_tokens_per_month_at_sla"] : json(nullptr);
+    cj["output_tokens_per_month_at_sla"] =
+        d["perf"].contains("output_tokens_per_month_at_sla") ? d["perf"]["output_tokens_per_month_at_sla"] : json(nullptr);
     if (!cj["output_tokens_per_month_at_sla"].is_null()) {
       const double cap = cj["output_tokens_per_month_at_sla"].get<double>();
       cj["rent_usd_per_million_output_at_sla"] = cap > 0 ? json(rent / cap * 1e6) : json(nullptr);
@@ -509,18 +519,24 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
     std::string verdict;
     const json& be = cj["break_even_output_tokens_per_month"];
     const json& cap = cj["output_tokens_per_month_at_sla"];
-    if (!f.fits) verdict = "No candidate holds the load: these costs are those of the closest deployment tried.";
-    else if (api.is_null()) verdict = fmt::format("No API price for {} in the catalogue: only the rent is shown.", m.id);
-    else if (be.is_null()) verdict = "The API costs nothing per token at these prices: renting never pays.";
+    if (!f.fits)
+      verdict = "No candidate holds the load: these costs are those of the closest deployment tried.";
+    else if (api.is_null())
+      verdict = fmt::format("No API price for {} in the catalogue: only the rent is shown.", m.id);
+    else if (be.is_null())
+      verdict = "The API costs nothing per token at these prices: renting never pays.";
     else if (cap.is_number() && cap.get<double>() < be.get<double>())
-      verdict = fmt::format("Renting never pays at this size: at the service level the cluster serves at most {} million output tokens a month, "
-                            "below the break-even of {} million; the API is cheaper at any load it can carry.",
-                            fmt_int(cap.get<double>() / 1e6), fmt_int(be.get<double>() / 1e6));
+      verdict = fmt::format(
+          "Renting never pays at this size: at the service level the cluster serves at most {} million output tokens a month, "
+          "below the break-even of {} million; the API is cheaper at any load it can carry.",
+          fmt_int(cap.get<double>() / 1e6), fmt_int(be.get<double>() / 1e6));
     else if (cap.is_number())
-      verdict = fmt::format("Renting pays between {} and {} million output tokens a month (the break-even and the cluster's capacity at the service level).",
-                            fmt_int(be.get<double>() / 1e6), fmt_int(cap.get<double>() / 1e6));
+      verdict = fmt::format(
+          "Renting pays between {} and {} million output tokens a month (the break-even and the cluster's capacity at the service level).",
+          fmt_int(be.get<double>() / 1e6), fmt_int(cap.get<double>() / 1e6));
     else
-      verdict = fmt::format("Renting pays above {} million output tokens a month, if the cluster can serve them.", fmt_int(be.get<double>() / 1e6));
+      verdict = fmt::format("Renting pays above {} million output tokens a month, if the cluster can serve them.",
+                            fmt_int(be.get<double>() / 1e6));
     cj["verdict"] = verdict;
     d["cost"] = cj;
   }
@@ -542,8 +558,8 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
     const LaunchPlan plan = make_launch_plan(dep, m, f.layout, f.gpus, f.nodes, g.gpus_per_node, context, f.utilization_used);
     json cmds = json::array();
     for (const auto& c : plan.nodes_cmd) cmds.push_back({{"rank", c.rank}, {"env", c.env}, {"argv", c.argv}});
-    d["launch"] = {{"script", emit_shell(plan)}, {"commands", cmds}, {"health_check", "curl -sf " + plan.health_url}, {"ready_line", plan.ready_line},
-                   {"model_path", m.hf_repo.empty() ? m.id : m.hf_repo}};
+    d["launch"] = {
+        {"script", emit_shell(plan)}, {"commands", cmds}, {"health_check", "curl -sf " + plan.health_url}, {"ready_line", plan.ready_line}};
   } else {
     d["launch"] = nullptr;
   }
@@ -557,22 +573,26 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
     add(fmt::format("{} geometry", m.id), m.hf_repo.empty() ? m.name : m.hf_repo, m.date, m.source.empty() ? m.origin : m.source, false);
     for (const auto& c : cands) {
       const Gpu& x = *c.gpu;
-      add(fmt::format("{} memory", x.id), fmt::format("{:g} MiB reported", x.memory_reported_mib.value), "", x.memory_reported_mib.source.empty() ? x.source : x.memory_reported_mib.source,
-          x.memory_reported_mib.assumed);
-      add(fmt::format("{} price", x.id), fmt::format("{:.2f} USD/GPU-hour", x.price_usd_per_hour.value), x.price_date, x.price_usd_per_hour.source,
-          x.price_usd_per_hour.assumed);
+      add(fmt::format("{} memory", x.id), fmt::format("{:g} MiB reported", x.memory_reported_mib.value), "",
+          x.memory_reported_mib.source.empty() ? x.source : x.memory_reported_mib.source, x.memory_reported_mib.assumed);
+      add(fmt::format("{} price", x.id), fmt::format("{:.2f} USD/GPU-hour", x.price_usd_per_hour.value), x.price_date,
+          x.price_usd_per_hour.source, x.price_usd_per_hour.assumed);
     }
     add(fmt::format("{} specifications", g.id), g.name, "", g.source, false);
     for (const auto& q : prices.rental)
-      if (q.gpu == g.id) add(fmt::format("{} {} quote", g.id, q.kind), fmt::format("{:.2f} USD/GPU-hour", q.usd_per_hour), q.date, q.source, !q.verified);
+      if (q.gpu == g.id)
+        add(fmt::format("{} {} quote", g.id, q.kind), fmt::format("{:.2f} USD/GPU-hour", q.usd_per_hour), q.date, q.source, !q.verified);
     for (const auto& p : prices.api)
       if (p.model == m.id)
-        add(fmt::format("{} API ({})", m.id, p.provider), fmt::format("output {:.2f}, input {:.2f}, cached input {:.3g} USD per 1M tokens", p.output, p.input_cache_miss, p.input_cache_hit),
+        add(fmt::format("{} API ({})", m.id, p.provider),
+            fmt::format("output {:.2f}, input {:.2f}, cached input {:.3g} USD per 1M tokens", p.output, p.input_cache_miss,
+                        p.input_cache_hit),
             p.date, p.source, !p.verified);
     add("hours per month", fmt::format("{:g}", hours_month), "", "data/prices.yaml", false);
     if (!sla.source.empty())
       add(fmt::format("service level ({})", o.workload),
-          fmt::format("ITL {:g} ms, TTFT {:g} ms at ISL {:g}", sla.itl_ms, sla.ttft_ms, o.isl), "", "data/perf/sla.yaml: " + sla.source, !sla.assumptions.empty());
+          fmt::format("ITL {:g} ms, TTFT {:g} ms at ISL {:g}", sla.itl_ms, sla.ttft_ms, o.isl), "", "data/perf/sla.yaml: " + sla.source,
+          !sla.assumptions.empty());
     d["sources"] = src;
     for (const auto& a : f.assumptions) add_unique(r.assumptions, a);
     add_assumptions(r, m.assumptions);
@@ -605,17 +625,25 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
     for (const auto& c : charts) write_atomic(std::filesystem::path(o.svg_dir) / (c.id + ".svg"), c.svg, "--svg");
 
   // --- the terminal view -------------------------------------------------------------------------
-  Table t{fmt::format("{}: {} users at {} tokens, {}", m.id, o.users, format_context(context), to_string(s.engine)), {"question", "answer"}, {}, {false, false}};
+  Table t{fmt::format("{}: {} users at {} tokens, {}", m.id, o.users, format_context(context), to_string(s.engine)),
+          {"question", "answer"},
+          {},
+          {false, false}};
   t.rows.push_back({"verdict", f.fits ? "FITS" : "DOES NOT FIT"});
-  t.rows.push_back({f.fits ? "recommended" : "closest tried", fmt::format("{} x {} ({} node{}), {}", f.gpus, g.id, f.nodes, f.nodes > 1 ? "s" : "", layout_text(f.layout))});
-  t.rows.push_back({"monthly cost", fmt::format("{} USD ({:.2f} USD/GPU-hour, {:g} h)", fmt_int(sub.usd_per_month), sub.rate, hours_month)});
+  t.rows.push_back({f.fits ? "recommended" : "closest tried",
+                    fmt::format("{} x {} ({} node{}), {}", f.gpus, g.id, f.nodes, f.nodes > 1 ? "s" : "", layout_text(f.layout))});
+  t.rows.push_back(
+      {"monthly cost", fmt::format("{} USD ({:.2f} USD/GPU-hour, {:g} h)", fmt_int(sub.usd_per_month), sub.rate, hours_month)});
   t.rows.push_back({"max users", fmt::format("{} at {} tokens", fmt_int(static_cast<double>(f.max_users)), format_context(context))});
   t.rows.push_back({"headroom", f.headroom >= 0 ? fmt::format("{:.1f}% of the KV/state pool", f.headroom * 100) : "-"});
   r.tables.push_back(t);
-  Table ct{"Candidates (cheapest that fits first)", {"gpu", "GPUs", "layout", "fits", "max users", "USD/month"}, {}, {false, true, false, false, true, true}};
+  Table ct{"Candidates (cheapest that fits first)",
+           {"gpu", "GPUs", "layout", "fits", "max users", "USD/month"},
+           {},
+           {false, true, false, false, true, true}};
   for (const auto& c : cands)
-    ct.rows.push_back({c.gpu->id, std::to_string(c.fit.gpus), layout_text(c.fit.layout), c.fit.fits ? "yes" : "no", fmt_int(static_cast<double>(c.fit.max_users)),
-                       fmt_int(c.usd_per_month)});
+    ct.rows.push_back({c.gpu->id, std::to_string(c.fit.gpus), layout_text(c.fit.layout), c.fit.fits ? "yes" : "no",
+                       fmt_int(static_cast<double>(c.fit.max_users)), fmt_int(c.usd_per_month)});
   r.tables.push_back(ct);
   r.notes.push_back("wrote " + o.out);
   for (const auto& p : files["svg"]) r.notes.push_back("wrote " + p.get<std::string>());

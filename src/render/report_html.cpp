@@ -5,10 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
-
 #include <k3plan/report_html.hpp>
 #include <k3plan/units.hpp>
+#include <limits>
 
 namespace k3plan {
 
@@ -63,7 +62,8 @@ std::string grouped(double v, int dp) {
 std::string N(const json& d, const std::string& path, int dp, double scale = 1) {
   const double v = dbl(d, path);
   if (!std::isfinite(v)) return "-";
-  return fmt::format(R"~(<span class="num" data-k="{}" data-scale="{}" data-dp="{}">{}</span>)~", escape(path), scale, dp, grouped(v / scale, dp));
+  return fmt::format(R"~(<span class="num" data-k="{}" data-scale="{}" data-dp="{}">{}</span>)~", escape(path), scale, dp,
+                     grouped(v / scale, dp));
 }
 // A string from the data, tagged the same way.
 std::string S(const json& d, const std::string& path) {
@@ -87,8 +87,8 @@ ReportChart budget_chart(const json& d) {
   ch.id = "budget";
   const bool vllm = str(d, "engine") == "vllm";
   ch.title = fmt::format("{}: memory per GPU, by candidate GPU", str(d, "model_name"));
-  ch.subtitle = fmt::format("{} users at {} tokens, {}; the stage with the least KV room; bars to scale, black line = capacity", d["users"].get<std::int64_t>(),
-                            format_context(d["context"].get<std::int64_t>()), vllm ? "vLLM" : "SGLang");
+  ch.subtitle = fmt::format("{} users at {} tokens, {}; the stage with the least KV room; bars to scale, black line = capacity",
+                            d["users"].get<std::int64_t>(), format_context(d["context"].get<std::int64_t>()), vllm ? "vLLM" : "SGLang");
   ch.y.label = "memory per GPU";
   ch.y.unit = "GiB";
   ch.y.min = 0;
@@ -109,8 +109,10 @@ ReportChart budget_chart(const json& d) {
   const json& cands = d["candidates"];
   for (const auto& c : cands) {
     std::string label = gpu_label(c);
-    if (c["recommended"].get<bool>()) label += cands.size() > 4 ? " (cheapest)" : " (recommended)";
-    else if (!c["fits"].get<bool>()) label += " (does not fit)";
+    if (c["recommended"].get<bool>())
+      label += cands.size() > 4 ? " (cheapest)" : " (recommended)";
+    else if (!c["fits"].get<bool>())
+      label += " (does not fit)";
     ch.categories.push_back(label);
     ch.category_bold.push_back(c["recommended"].get<bool>());
     ch.bar_marks.push_back(c["per_gpu"]["capacity_bytes"].get<double>() / kGiB);
@@ -139,9 +141,11 @@ ReportChart kv_chart(const json& d) {
   ch.id = "kv";
   ch.title = fmt::format("{}: KV cache and state per user against context", str(d, "model_name"));
   const int dpg = kv["dp_groups"].get<int>();
-  ch.subtitle = fmt::format("per GPU on {} (attention TP {}{}, KV {}); dashed lines: the pool shared by N users", gpu_label(d["answer"]), kv["attention_tp"].get<int>(),
-                            kv["stages"].get<int>() > 1 ? fmt::format(", pipeline stage {} of {}", kv["stage"].get<int>() + 1, kv["stages"].get<int>()) : "",
-                            kv["kv_dtype"].get<std::string>());
+  ch.subtitle = fmt::format(
+      "per GPU on {} (attention TP {}{}, KV {}); dashed lines: the pool shared by N users", gpu_label(d["answer"]),
+      kv["attention_tp"].get<int>(),
+      kv["stages"].get<int>() > 1 ? fmt::format(", pipeline stage {} of {}", kv["stage"].get<int>() + 1, kv["stages"].get<int>()) : "",
+      kv["kv_dtype"].get<std::string>());
   ch.x.label = "context length per user";
   ch.x.unit = "tokens; k = 1,024";
   ch.x.log = true;
@@ -203,7 +207,8 @@ ReportChart kv_chart(const json& d) {
       svg::RefLine r;
       r.value = pool / n;
       const double users = n * dpg;
-      r.label = n == 1 ? fmt::format("pool {:.1f} GiB: {} user{}", pool / kGiB, users, users == 1 ? "" : "s") : fmt::format("{} users", grouped(users, 0));
+      r.label = n == 1 ? fmt::format("pool {:.1f} GiB: {} user{}", pool / kGiB, users, users == 1 ? "" : "s")
+                       : fmt::format("{} users", grouped(users, 0));
       r.dash = n == 1 ? "" : "5 4";
       r.priority = pri--;
       ch.refs.push_back(r);
@@ -230,9 +235,10 @@ ReportChart cost_chart(const json& d) {
   const double per_tok = api ? c["api_usd_per_output_token"].get<double>() : 0;
   const double be = c["break_even_output_tokens_per_month"].is_number() ? c["break_even_output_tokens_per_month"].get<double>() : NAN;
   const double cap = c["output_tokens_per_month_at_sla"].is_number() ? c["output_tokens_per_month_at_sla"].get<double>() : NAN;
-  ch.subtitle = api ? fmt::format("always on, {:g} h a month; API at {:.2f} USD per 1M output tokens{}", c["hours_per_month"].get<double>(), per_tok * 1e6,
-                                  c["input_per_output"].get<double>() > 0 ? " including input" : "")
-                    : fmt::format("always on, {:g} h a month; no API price in the catalogue for {}", c["hours_per_month"].get<double>(), str(d, "model"));
+  ch.subtitle = api ? fmt::format("always on, {:g} h a month; API at {:.2f} USD per 1M output tokens{}", c["hours_per_month"].get<double>(),
+                                  per_tok * 1e6, c["input_per_output"].get<double>() > 0 ? " including input" : "")
+                    : fmt::format("always on, {:g} h a month; no API price in the catalogue for {}", c["hours_per_month"].get<double>(),
+                                  str(d, "model"));
   double xmax = 0;
   if (std::isfinite(be)) xmax = std::max(xmax, be * 2.5);
   if (std::isfinite(cap)) xmax = std::max(xmax, cap * 1.25);
@@ -247,12 +253,14 @@ ReportChart cost_chart(const json& d) {
   if (c["on_demand_quotes"].is_object() &&
       c["on_demand_quotes"]["usd_per_gpu_hour_max"].get<double>() > c["on_demand_quotes"]["usd_per_gpu_hour_min"].get<double>()) {
     svg::Series band;
-    band.name = fmt::format("rent at on-demand quotes {:.2f}-{:.2f} USD/GPU-hour", c["on_demand_quotes"]["usd_per_gpu_hour_min"].get<double>(),
-                            c["on_demand_quotes"]["usd_per_gpu_hour_max"].get<double>());
+    band.name =
+        fmt::format("rent at on-demand quotes {:.2f}-{:.2f} USD/GPU-hour", c["on_demand_quotes"]["usd_per_gpu_hour_min"].get<double>(),
+                    c["on_demand_quotes"]["usd_per_gpu_hour_max"].get<double>());
     band.kind = svg::SeriesKind::area;
     band.x = {0, xmax};
     band.y = {c["on_demand_quotes"]["rent_usd_per_month_max"].get<double>(), c["on_demand_quotes"]["rent_usd_per_month_max"].get<double>()};
-    band.y0 = {c["on_demand_quotes"]["rent_usd_per_month_min"].get<double>(), c["on_demand_quotes"]["rent_usd_per_month_min"].get<double>()};
+    band.y0 = {c["on_demand_quotes"]["rent_usd_per_month_min"].get<double>(),
+               c["on_demand_quotes"]["rent_usd_per_month_min"].get<double>()};
     band.style = 6;
     ch.series.push_back(band);
   }
@@ -286,8 +294,8 @@ ReportChart pareto_chart(const json& d) {
   svg::Chart ch;
   ch.id = "pareto";
   ch.title = fmt::format("{}: throughput per GPU against interactivity", str(d, "model_name"));
-  ch.subtitle = fmt::format("ISL {} / OSL {} tokens, concurrency 1, 2, 4, ... per instance; modelled, not measured", grouped(p["isl"].get<double>(), 0),
-                            grouped(p["osl"].get<double>(), 0));
+  ch.subtitle = fmt::format("ISL {} / OSL {} tokens, concurrency 1, 2, 4, ... per instance; modelled, not measured",
+                            grouped(p["isl"].get<double>(), 0), grouped(p["osl"].get<double>(), 0));
   ch.x.label = "interactivity";
   ch.x.unit = "tok/s per user";
   ch.x.min = 0;
@@ -324,8 +332,9 @@ ReportChart pareto_chart(const json& d) {
   }
   if (p["operating_point"].is_object()) {
     const json& op = p["operating_point"];
-    ch.points.push_back({op["interactivity_tok_s_user"].get<double>(), op["throughput_per_gpu"].get<double>(),
-                         fmt::format("{} users: {} tok/s per GPU", op["concurrency"].get<int>(), grouped(op["throughput_per_gpu"].get<double>(), 0))});
+    ch.points.push_back(
+        {op["interactivity_tok_s_user"].get<double>(), op["throughput_per_gpu"].get<double>(),
+         fmt::format("{} users: {} tok/s per GPU", op["concurrency"].get<int>(), grouped(op["throughput_per_gpu"].get<double>(), 0))});
   }
   return {"pareto", "Throughput against interactivity", "", ch.render()};
 }
@@ -420,9 +429,11 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
   h += fmt::format("<style>{}</style>\n</head>\n<body>\n", kCss);
 
   // header
-  h += fmt::format(R"~(<header><h1>{} serving plan</h1><p class="sub">{} ({}): {} user{} at {} tokens ({}), {}, KV cache {}. Generated {} by k3plan {}.</p></header>)~",
-                   escape(str(d, "model_name")), S(d, "model_name"), S(d, "model"), N(d, "users", 0), one_user ? "" : "s", escape(format_context(d["context"].get<std::int64_t>())),
-                   N(d, "context", 0), S(d, "engine"), S(d, "kv_dtype"), S(d, "generated"), S(d, "version"));
+  h += fmt::format(
+      R"~(<header><h1>{} serving plan</h1><p class="sub">{} ({}): {} user{} at {} tokens ({}), {}, KV cache {}. Generated {} by k3plan {}.</p></header>)~",
+      escape(str(d, "model_name")), S(d, "model_name"), S(d, "model"), N(d, "users", 0), one_user ? "" : "s",
+      escape(format_context(d["context"].get<std::int64_t>())), N(d, "context", 0), S(d, "engine"), S(d, "kv_dtype"), S(d, "generated"),
+      S(d, "version"));
   h += "\n";
 
   // --- the answer ---
@@ -435,8 +446,9 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
         d["candidates"].size() == 1 ? ": the smallest engine-valid deployment of this GPU that holds the load"
                                     : fmt::format(": the cheapest of {} candidate GPUs that holds the load", d["candidates"].size()));
   } else {
-    h += fmt::format(R"~(<p class="verdict"><span class="badge">DOES NOT FIT</span> No candidate holds the load; closest: <b>{} &#215; {}</b>, layout {}.</p><ul>)~",
-                     N(d, "answer.gpus", 0), S(d, "answer.gpu"), layout_html(d, "answer.layout"));
+    h += fmt::format(
+        R"~(<p class="verdict"><span class="badge">DOES NOT FIT</span> No candidate holds the load; closest: <b>{} &#215; {}</b>, layout {}.</p><ul>)~",
+        N(d, "answer.gpus", 0), S(d, "answer.gpu"), layout_html(d, "answer.layout"));
     for (std::size_t i = 0; i < a["reasons"].size(); ++i) h += "<li>" + S(d, fmt::format("answer.reasons.{}", i)) + "</li>";
     h += "</ul>";
   }
@@ -444,74 +456,94 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
   h += kpi(N(d, "answer.usd_per_month", 0) + " USD",
            fmt::format("a month: {} USD/GPU-hour &#215; {} GPU{} &#215; {} h", N(d, "answer.usd_per_gpu_hour", 2), N(d, "answer.gpus", 0),
                        a["gpus"].get<int>() == 1 ? "" : "s", N(d, "answer.hours_per_month", 0)));
-  h += kpi(N(d, "answer.max_users", 0) + " users", fmt::format("at most, at {} tokens each ({} requested)", N(d, "context", 0), N(d, "users", 0)));
+  h += kpi(N(d, "answer.max_users", 0) + " users",
+           fmt::format("at most, at {} tokens each ({} requested)", N(d, "context", 0), N(d, "users", 0)));
   if (a["headroom"].get<double>() >= 0)
     h += kpi(N(d, "answer.headroom", 1, 0.01) + "%", fmt::format("headroom: KV/state pool left free with {} users", N(d, "users", 0)));
   h += kpi(N(d, "answer.kv_cache_tokens", 0) + " tokens", "KV cache per instance");
   h += kpi(N(d, "answer.max_context_one_user", 0) + " tokens", "longest context for one user");
-  h += kpi(N(d, "answer.per_gpu.weights_bytes", 2, kGiB) + " GiB", fmt::format("weights per GPU, of {} GiB", N(d, "answer.per_gpu.capacity_bytes", 2, kGiB)));
+  h += kpi(N(d, "answer.per_gpu.weights_bytes", 2, kGiB) + " GiB",
+           fmt::format("weights per GPU, of {} GiB", N(d, "answer.per_gpu.capacity_bytes", 2, kGiB)));
   if (d["perf"]["available"].get<bool>() && d["perf"]["operating_point"].is_object())
     h += kpi(N(d, "perf.operating_point.throughput_per_gpu", 0) + " tok/s per GPU",
-             fmt::format("at {} tok/s per user, {} users with {}-in / {}-out requests (modelled)", N(d, "perf.operating_point.interactivity_tok_s_user", 1),
-                         N(d, "perf.operating_point.concurrency", 0), N(d, "perf.isl", 0), N(d, "perf.osl", 0)));
+             fmt::format("at {} tok/s per user, {} users with {}-in / {}-out requests (modelled)",
+                         N(d, "perf.operating_point.interactivity_tok_s_user", 1), N(d, "perf.operating_point.concurrency", 0),
+                         N(d, "perf.isl", 0), N(d, "perf.osl", 0)));
   if (d["cost"]["break_even_output_tokens_per_month"].is_number())
-    h += kpi(N(d, "cost.break_even_output_tokens_per_month", 0, 1e6) + " million", "output tokens a month where renting starts to beat the API");
+    h += kpi(N(d, "cost.break_even_output_tokens_per_month", 0, 1e6) + " million",
+             "output tokens a month where renting starts to beat the API");
   h += "</div>";
   h += "<p>Rent or API: " + S(d, "cost.verdict") + "</p>";
   h += "<h3>Engine flags</h3>";
-  h += fmt::format("<pre>python3 -m sglang.launch_server --model-path {} {}\n\nvllm serve {} {}</pre>", escape(model_path), S(d, "answer.flags.sglang"),
-                   escape(model_path), S(d, "answer.flags.vllm"));
+  h += fmt::format("<pre>python3 -m sglang.launch_server --model-path {} {}\n\nvllm serve {} {}</pre>", escape(model_path),
+                   S(d, "answer.flags.sglang"), escape(model_path), S(d, "answer.flags.vllm"));
   if (!a["warnings"].empty()) {
     h += "<ul>";
     for (std::size_t i = 0; i < a["warnings"].size(); ++i) h += "<li>warning: " + S(d, fmt::format("answer.warnings.{}", i)) + "</li>";
     h += "</ul>";
   }
   h += "<h3>What was assumed</h3><ul class=\"assumptions\">";
-  h += fmt::format("<li>Load: {} concurrent user{} at {} tokens each; KV cache dtype {}; engine {} with its default memory settings (memory fraction {}).</li>",
-                   N(d, "users", 0), one_user ? "" : "s", N(d, "context", 0), S(d, "kv_dtype"), S(d, "engine"), N(d, "answer.memory_fraction", 3));
-  h += fmt::format("<li>Rented always on: {} hours a month at {} USD per GPU-hour ({}).</li>", N(d, "answer.hours_per_month", 0), N(d, "answer.usd_per_gpu_hour", 2),
+  h += fmt::format(
+      "<li>Load: {} concurrent user{} at {} tokens each; KV cache dtype {}; engine {} with its default memory settings (memory fraction "
+      "{}).</li>",
+      N(d, "users", 0), one_user ? "" : "s", N(d, "context", 0), S(d, "kv_dtype"), S(d, "engine"), N(d, "answer.memory_fraction", 3));
+  h += fmt::format("<li>Rented always on: {} hours a month at {} USD per GPU-hour ({}).</li>", N(d, "answer.hours_per_month", 0),
+                   N(d, "answer.usd_per_gpu_hour", 2),
                    str(d, "cost.rate_source") == "--rate" ? "--rate" : "the catalogue's on-demand price, see Sources");
   for (std::size_t i = 0; i < a["assumptions"].size(); ++i) h += "<li>" + S(d, fmt::format("answer.assumptions.{}", i)) + "</li>";
-  h += fmt::format(R"~(<li>Model geometry, GPU figures, prices and speed-model factors: {} further entries under <a href="#assumptions">Assumptions</a>.</li>)~",
-                   d["assumptions"].size());
+  h += fmt::format(
+      R"~(<li>Model geometry, GPU figures, prices and speed-model factors: {} further entries under <a href="#assumptions">Assumptions</a>.</li>)~",
+      d["assumptions"].size());
   h += "</ul></section>\n";
 
   // --- budget ---
   h += R"~(<section id="budget"><h2>Memory per GPU</h2>)~";
   h += figure(charts, "budget",
-              "Each bar is one GPU of the candidate deployment (the pipeline stage with the least KV room), split the way the engine accounts for it at start-up; "
+              "Each bar is one GPU of the candidate deployment (the pipeline stage with the least KV room), split the way the engine "
+              "accounts for it at start-up; "
               "the black line is the memory the engine sees. A bar above its line does not fit.");
-  h += "<table><thead><tr><th>GPU</th><th class=\"r\">GPUs</th><th class=\"r\">nodes</th><th>layout</th><th>fits</th><th class=\"r\">max users</th>"
-       "<th class=\"r\">weights GiB/GPU</th><th class=\"r\">KV pool GiB/GPU</th><th class=\"r\">capacity GiB</th><th class=\"r\">USD/hour</th><th class=\"r\">USD/month</th></tr></thead><tbody>";
+  h += "<table><thead><tr><th>GPU</th><th class=\"r\">GPUs</th><th class=\"r\">nodes</th><th>layout</th><th>fits</th><th class=\"r\">max "
+       "users</th>"
+       "<th class=\"r\">weights GiB/GPU</th><th class=\"r\">KV pool GiB/GPU</th><th class=\"r\">capacity GiB</th><th "
+       "class=\"r\">USD/hour</th><th class=\"r\">USD/month</th></tr></thead><tbody>";
   for (std::size_t i = 0; i < d["candidates"].size(); ++i) {
     const std::string b = fmt::format("candidates.{}", i);
     const json& c = d["candidates"][i];
     h += fmt::format(
         R"~(<tr{}><td>{}</td><td class="r">{}</td><td class="r">{}</td><td>{}</td><td>{}</td><td class="r">{}</td><td class="r">{}</td><td class="r">{}</td><td class="r">{}</td><td class="r">{}</td><td class="r">{}</td></tr>)~",
-        c["recommended"].get<bool>() ? R"~( class="rec")~" : "", S(d, b + ".gpu"), N(d, b + ".gpus", 0), N(d, b + ".nodes", 0), layout_html(d, b + ".layout"),
-        c["fits"].get<bool>() ? "yes" : "no", N(d, b + ".max_users", 0), N(d, b + ".per_gpu.weights_bytes", 2, kGiB), N(d, b + ".per_gpu.kv_pool_bytes", 2, kGiB),
+        c["recommended"].get<bool>() ? R"~( class="rec")~" : "", S(d, b + ".gpu"), N(d, b + ".gpus", 0), N(d, b + ".nodes", 0),
+        layout_html(d, b + ".layout"), c["fits"].get<bool>() ? "yes" : "no", N(d, b + ".max_users", 0),
+        N(d, b + ".per_gpu.weights_bytes", 2, kGiB), N(d, b + ".per_gpu.kv_pool_bytes", 2, kGiB),
         N(d, b + ".per_gpu.capacity_bytes", 2, kGiB), N(d, b + ".usd_per_hour", 2), N(d, b + ".usd_per_month", 0));
   }
-  h += "</tbody></table><p class=\"muted\">GiB = 2<sup>30</sup> bytes. Max users at the requested context; candidates that fit come first, cheapest first.</p></section>\n";
+  h += "</tbody></table><p class=\"muted\">GiB = 2<sup>30</sup> bytes. Max users at the requested context; candidates that fit come first, "
+       "cheapest first.</p></section>\n";
 
   // --- KV ---
   const json& kv = d["kv"];
   h += R"~(<section id="kv"><h2>KV cache and state per user</h2>)~";
-  h += figure(charts, "kv",
-              fmt::format("Bytes one user holds on one GPU against its context length (both axes logarithmic), per layer kind and in total. The solid horizontal line is the "
-                          "KV/state pool of one GPU ({} GiB); each dashed line is the pool shared by that many users, so where the total crosses a line is the longest "
-                          "context that many users can have{}.",
-                          N(d, "kv.pool_bytes", 2, kGiB), kv["dp_groups"].get<int>() > 1 ? " (counts include every data-parallel group)" : ""));
-  h += "<table class=\"narrow\"><thead><tr><th class=\"r\">context (tokens)</th><th class=\"r\">per user GiB/GPU</th><th class=\"r\">max users</th></tr></thead><tbody>";
+  h += figure(
+      charts, "kv",
+      fmt::format("Bytes one user holds on one GPU against its context length (both axes logarithmic), per layer kind and in total. The "
+                  "solid horizontal line is the "
+                  "KV/state pool of one GPU ({} GiB); each dashed line is the pool shared by that many users, so where the total crosses a "
+                  "line is the longest "
+                  "context that many users can have{}.",
+                  N(d, "kv.pool_bytes", 2, kGiB), kv["dp_groups"].get<int>() > 1 ? " (counts include every data-parallel group)" : ""));
+  h += "<table class=\"narrow\"><thead><tr><th class=\"r\">context (tokens)</th><th class=\"r\">per user GiB/GPU</th><th class=\"r\">max "
+       "users</th></tr></thead><tbody>";
   for (std::size_t i = 0; i < kv["max_users"].size(); ++i) {
     const std::string b = fmt::format("kv.max_users.{}", i);
-    h += fmt::format(R"~(<tr><td class="r">{}</td><td class="r">{}</td><td class="r">{}</td></tr>)~", N(d, b + ".context", 0), N(d, b + ".bytes_per_user", 3, kGiB),
-                     N(d, b + ".max_users", 0));
+    h += fmt::format(R"~(<tr><td class="r">{}</td><td class="r">{}</td><td class="r">{}</td></tr>)~", N(d, b + ".context", 0),
+                     N(d, b + ".bytes_per_user", 3, kGiB), N(d, b + ".max_users", 0));
   }
-  h += fmt::format("</tbody></table><p class=\"muted\">{} B per token per GPU growing with context{}; max users from the same engine accounting as "
-                   "<code>k3plan fit</code>.</p></section>\n",
-                   N(d, "kv.kv_bytes_per_token", 0),
-                   kv["state_bytes_per_sequence"].get<double>() > 0 ? ", plus " + N(d, "kv.state_bytes_per_sequence", 1, kMiB) + " MiB of fixed state per sequence" : "");
+  h += fmt::format(
+      "</tbody></table><p class=\"muted\">{} B per token per GPU growing with context{}; max users from the same engine accounting as "
+      "<code>k3plan fit</code>.</p></section>\n",
+      N(d, "kv.kv_bytes_per_token", 0),
+      kv["state_bytes_per_sequence"].get<double>() > 0
+          ? ", plus " + N(d, "kv.state_bytes_per_sequence", 1, kMiB) + " MiB of fixed state per sequence"
+          : "");
 
   // --- cost ---
   const json& c = d["cost"];
@@ -520,7 +552,8 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
               "Monthly cost against monthly output tokens: the rented cluster costs the same however busy it is; the API bills per token. "
               "Renting pays beyond the break-even, and only up to what the cluster can serve.");
   h += "<table class=\"narrow\"><tbody>";
-  h += fmt::format(R"~(<tr><td>rent, {} GPU{} always on</td><td class="r">{} USD/month</td></tr>)~", N(d, "cost.gpus", 0), c["gpus"].get<int>() == 1 ? "" : "s", N(d, "cost.rent_usd_per_month", 0));
+  h += fmt::format(R"~(<tr><td>rent, {} GPU{} always on</td><td class="r">{} USD/month</td></tr>)~", N(d, "cost.gpus", 0),
+                   c["gpus"].get<int>() == 1 ? "" : "s", N(d, "cost.rent_usd_per_month", 0));
   if (c["on_demand_quotes"].is_object() &&
       c["on_demand_quotes"]["usd_per_gpu_hour_max"].get<double>() > c["on_demand_quotes"]["usd_per_gpu_hour_min"].get<double>())
     h += fmt::format(R"~(<tr><td>rent at the on-demand quotes ({} to {} USD/GPU-hour)</td><td class="r">{} to {} USD/month</td></tr>)~",
@@ -528,10 +561,11 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
                      N(d, "cost.on_demand_quotes.rent_usd_per_month_min", 0), N(d, "cost.on_demand_quotes.rent_usd_per_month_max", 0));
   if (c["api_usd_per_million"].is_object()) {
     h += fmt::format(R"~(<tr><td>API ({}, {}): output / input / cached input</td><td class="r">{} / {} / {} USD per 1M tokens</td></tr>)~",
-                     S(d, "cost.api_usd_per_million.provider"), S(d, "cost.api_usd_per_million.date"), N(d, "cost.api_usd_per_million.output", 2),
-                     N(d, "cost.api_usd_per_million.input_cache_miss", 2), N(d, "cost.api_usd_per_million.input_cache_hit", 3));
-    h += fmt::format(R"~(<tr><td>workload: input tokens per output token, share of input cached</td><td class="r">{}, {}%</td></tr>)~", N(d, "cost.input_per_output", 2),
-                     N(d, "cost.cache_hit", 1, 0.01));
+                     S(d, "cost.api_usd_per_million.provider"), S(d, "cost.api_usd_per_million.date"),
+                     N(d, "cost.api_usd_per_million.output", 2), N(d, "cost.api_usd_per_million.input_cache_miss", 2),
+                     N(d, "cost.api_usd_per_million.input_cache_hit", 3));
+    h += fmt::format(R"~(<tr><td>workload: input tokens per output token, share of input cached</td><td class="r">{}, {}%</td></tr>)~",
+                     N(d, "cost.input_per_output", 2), N(d, "cost.cache_hit", 1, 0.01));
   } else {
     h += fmt::format("<tr><td>API</td><td class=\"r\">no price in the catalogue for {}</td></tr>", S(d, "model"));
   }
@@ -539,8 +573,9 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
     h += fmt::format(R"~(<tr><td>break-even</td><td class="r">{} million output tokens a month ({} million a day)</td></tr>)~",
                      N(d, "cost.break_even_output_tokens_per_month", 0, 1e6), N(d, "cost.break_even_output_tokens_per_day", 1, 1e6));
   if (c["output_tokens_per_month_at_sla"].is_number())
-    h += fmt::format(R"~(<tr><td>capacity at the service level (modelled)</td><td class="r">{} million output tokens a month; rent is {} USD per million output tokens when full</td></tr>)~",
-                     N(d, "cost.output_tokens_per_month_at_sla", 0, 1e6), N(d, "cost.rent_usd_per_million_output_at_sla", 2));
+    h += fmt::format(
+        R"~(<tr><td>capacity at the service level (modelled)</td><td class="r">{} million output tokens a month; rent is {} USD per million output tokens when full</td></tr>)~",
+        N(d, "cost.output_tokens_per_month_at_sla", 0, 1e6), N(d, "cost.rent_usd_per_million_output_at_sla", 2));
   h += "</tbody></table><p>" + S(d, "cost.verdict") + "</p></section>\n";
 
   // --- speed ---
@@ -548,21 +583,25 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
   h += R"~(<section id="pareto"><h2>Throughput against interactivity</h2>)~";
   if (p["available"].get<bool>()) {
     h += figure(charts, "pareto",
-                fmt::format("Modelled by <code>k3plan perf</code>: each point is one concurrency (1, 2, 4, ... users per instance), moving right to left as the batch grows. "
-                            "The shaded region meets the service level's inter-token latency ({} ms or less, {} tok/s per user or more); the marked point is the "
+                fmt::format("Modelled by <code>k3plan perf</code>: each point is one concurrency (1, 2, 4, ... users per instance), moving "
+                            "right to left as the batch grows. "
+                            "The shaded region meets the service level's inter-token latency ({} ms or less, {} tok/s per user or more); "
+                            "the marked point is the "
                             "highest throughput per GPU that also meets its time to first token.",
                             N(d, "perf.sla.itl_ms", 0), N(d, "perf.sla.min_interactivity_tok_s_user", 1)));
     const json& rc = p["curves"][0];
     h += fmt::format("<h3>{}</h3>", S(d, "perf.curves.0.label"));
-    h += "<table class=\"narrow\"><thead><tr><th class=\"r\">users</th><th class=\"r\">tok/s per user</th><th class=\"r\">tok/s per GPU</th><th class=\"r\">output tok/s per GPU</th>"
+    h += "<table class=\"narrow\"><thead><tr><th class=\"r\">users</th><th class=\"r\">tok/s per user</th><th class=\"r\">tok/s per "
+         "GPU</th><th class=\"r\">output tok/s per GPU</th>"
          "<th class=\"r\">TTFT s</th><th class=\"r\">TPOT ms</th><th>meets SLA</th></tr></thead><tbody>";
     for (std::size_t i = 0; i < rc["points"].size(); ++i) {
       const std::string b = fmt::format("perf.curves.0.points.{}", i);
       const bool op = rc["operating_point"].is_number() && rc["operating_point"].get<std::size_t>() == i;
       h += fmt::format(
           R"~(<tr{}><td class="r">{}</td><td class="r">{}</td><td class="r">{}</td><td class="r">{}</td><td class="r">{}</td><td class="r">{}</td><td>{}</td></tr>)~",
-          op ? R"~( class="rec")~" : "", N(d, b + ".concurrency", 0), N(d, b + ".interactivity_tok_s_user", 1), N(d, b + ".throughput_per_gpu", 0),
-          N(d, b + ".output_throughput_per_gpu", 0), N(d, b + ".ttft_s", 3), N(d, b + ".tpot_ms", 2), rc["points"][i]["meets_sla"].get<bool>() ? "yes" : "no");
+          op ? R"~( class="rec")~" : "", N(d, b + ".concurrency", 0), N(d, b + ".interactivity_tok_s_user", 1),
+          N(d, b + ".throughput_per_gpu", 0), N(d, b + ".output_throughput_per_gpu", 0), N(d, b + ".ttft_s", 3), N(d, b + ".tpot_ms", 2),
+          rc["points"][i]["meets_sla"].get<bool>() ? "yes" : "no");
     }
     h += "</tbody></table></section>\n";
   } else {
@@ -574,9 +613,11 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
   // --- launch ---
   h += R"~(<section id="launch"><h2>Launch commands</h2>)~";
   if (d["launch"].is_object()) {
-    h += fmt::format("<p>One script for every node; run it on node <i>r</i> as <code>bash run.sh r</code>. Ready when the server prints <i>{}</i>; health check: "
-                     "<code>{}</code>.</p>",
-                     S(d, "launch.ready_line"), S(d, "launch.health_check"));
+    h += fmt::format(
+        "<p>One script for every node; run it on node <i>r</i> as <code>bash run.sh r</code>. Ready when the server prints <i>{}</i>; "
+        "health check: "
+        "<code>{}</code>.</p>",
+        S(d, "launch.ready_line"), S(d, "launch.health_check"));
     h += "<pre>" + S(d, "launch.script") + "</pre>";
   } else {
     h += "<p>None: <code>k3plan launch</code> emits commands only for deployments that fit.</p>";
@@ -584,19 +625,25 @@ std::string render_report_html(const json& d, const std::vector<ReportChart>& ch
   h += "</section>\n";
 
   // --- sources ---
-  h += R"~(<section id="sources"><h2>Sources</h2><table><thead><tr><th>figure</th><th>value</th><th>date</th><th>source</th></tr></thead><tbody>)~";
+  h +=
+      R"~(<section id="sources"><h2>Sources</h2><table><thead><tr><th>figure</th><th>value</th><th>date</th><th>source</th></tr></thead><tbody>)~";
   for (std::size_t i = 0; i < d["sources"].size(); ++i) {
     const std::string b = fmt::format("sources.{}", i);
-    h += fmt::format(R"~(<tr><td>{}</td><td>{}{}</td><td class="date">{}</td><td class="src">{}</td></tr>)~", S(d, b + ".what"), S(d, b + ".value"),
-                     d["sources"][i]["assumed"].get<bool>() ? R"~( <span class="flag">assumed / unverified</span>)~" : "", S(d, b + ".date"), S(d, b + ".source"));
+    h += fmt::format(R"~(<tr><td>{}</td><td>{}{}</td><td class="date">{}</td><td class="src">{}</td></tr>)~", S(d, b + ".what"),
+                     S(d, b + ".value"),
+                     d["sources"][i]["assumed"].get<bool>() ? R"~( <span class="flag">assumed / unverified</span>)~" : "",
+                     S(d, b + ".date"), S(d, b + ".source"));
   }
   h += "</tbody></table></section>\n";
-  h += R"~(<section id="assumptions"><h2>Assumptions</h2><p>Every figure the plan rests on that is not a published one, and how the speed model was calibrated:</p><ul class="assumptions">)~";
+  h +=
+      R"~(<section id="assumptions"><h2>Assumptions</h2><p>Every figure the plan rests on that is not a published one, and how the speed model was calibrated:</p><ul class="assumptions">)~";
   for (std::size_t i = 0; i < d["assumptions"].size(); ++i) h += "<li>" + S(d, fmt::format("assumptions.{}", i)) + "</li>";
   h += "</ul></section>\n";
-  h += fmt::format("<footer>k3plan {}: every figure above comes from the catalogue and calculators named in Sources; GB = 10<sup>9</sup> B, GiB = 2<sup>30</sup> B, "
-                   "k = 1,024 and M = 1,048,576 tokens (contexts). The same numbers: <code>k3plan report ... --format json</code>.</footer>\n",
-                   S(d, "version"));
+  h += fmt::format(
+      "<footer>k3plan {}: every figure above comes from the catalogue and calculators named in Sources; GB = 10<sup>9</sup> B, GiB = "
+      "2<sup>30</sup> B, "
+      "k = 1,024 and M = 1,048,576 tokens (contexts). The same numbers: <code>k3plan report ... --format json</code>.</footer>\n",
+      S(d, "version"));
   h += "</body>\n</html>\n";
   return h;
 }

@@ -7,10 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <k3plan/report_html.hpp>
 #include <limits>
 #include <utility>
-
-#include <k3plan/report_html.hpp>
 
 namespace k3plan::svg {
 
@@ -18,22 +17,22 @@ namespace {
 
 // Advance widths of ASCII 32..126 in 1/1000 em: DejaVu Sans Book and Bold (read from the TTFs'
 // hmtx tables). Arial/Liberation, the usual fallbacks, are narrower, so estimates stay safe.
-constexpr std::array<short, 95> kBook = {
-    318, 401, 460, 838, 636, 950, 780, 275, 390, 390, 500, 838, 318, 361, 318, 337, 636, 636, 636, 636, 636, 636, 636, 636,
-    636, 636, 337, 337, 838, 838, 838, 531, 1000, 684, 686, 698, 770, 632, 575, 775, 752, 295, 295, 656, 557, 863, 748, 787,
-    603, 787, 695, 635, 611, 732, 684, 989, 685, 611, 685, 390, 337, 390, 838, 500, 500, 613, 635, 550, 635, 615, 352, 635,
-    634, 278, 278, 579, 278, 974, 634, 612, 635, 635, 411, 521, 392, 634, 592, 818, 592, 592, 525, 636, 337, 636, 838};
-constexpr std::array<short, 95> kBold = {
-    348, 456, 521, 838, 696, 1002, 872, 306, 457, 457, 523, 838, 380, 415, 380, 365, 696, 696, 696, 696, 696, 696, 696, 696,
-    696, 696, 400, 400, 838, 838, 838, 580, 1000, 774, 762, 734, 830, 683, 683, 821, 837, 372, 372, 775, 637, 995, 837, 850,
-    733, 850, 770, 720, 682, 812, 774, 1103, 771, 724, 725, 457, 365, 457, 838, 500, 500, 675, 716, 593, 716, 678, 435, 716,
-    712, 343, 343, 665, 343, 1042, 712, 687, 716, 716, 493, 595, 478, 712, 652, 924, 645, 652, 582, 712, 365, 712, 838};
+constexpr std::array<short, 95> kBook = {318, 401, 460, 838, 636, 950, 780, 275, 390, 390, 500, 838, 318, 361,  318, 337, 636, 636, 636,
+                                         636, 636, 636, 636, 636, 636, 636, 337, 337, 838, 838, 838, 531, 1000, 684, 686, 698, 770, 632,
+                                         575, 775, 752, 295, 295, 656, 557, 863, 748, 787, 603, 787, 695, 635,  611, 732, 684, 989, 685,
+                                         611, 685, 390, 337, 390, 838, 500, 500, 613, 635, 550, 635, 615, 352,  635, 634, 278, 278, 579,
+                                         278, 974, 634, 612, 635, 635, 411, 521, 392, 634, 592, 818, 592, 592,  525, 636, 337, 636, 838};
+constexpr std::array<short, 95> kBold = {348, 456,  521, 838, 696, 1002, 872, 306, 457, 457, 523, 838, 380, 415,  380, 365, 696, 696,  696,
+                                         696, 696,  696, 696, 696, 696,  696, 400, 400, 838, 838, 838, 580, 1000, 774, 762, 734, 830,  683,
+                                         683, 821,  837, 372, 372, 775,  637, 995, 837, 850, 733, 850, 770, 720,  682, 812, 774, 1103, 771,
+                                         724, 725,  457, 365, 457, 838,  500, 500, 675, 716, 593, 716, 678, 435,  716, 712, 343, 343,  665,
+                                         343, 1042, 712, 687, 716, 716,  493, 595, 478, 712, 652, 924, 645, 652,  582, 712, 365, 712,  838};
 
 constexpr double kFont = 12;       // tick labels, legend, annotations
 constexpr double kTitleFont = 15;  // bold
 constexpr double kCatFont = 11;    // category labels under bars
 constexpr double kPad = 8;
-constexpr double kSafety = 1.04;   // width estimates are padded by this factor before fitting
+constexpr double kSafety = 1.04;  // width estimates are padded by this factor before fitting
 
 // Decodes one UTF-8 code point at s[i] and advances past it; invalid input yields 0 and
 // advances one byte.
@@ -64,10 +63,16 @@ char32_t decode(std::string_view s, std::size_t& i) {
 double char_em(char32_t c, bool bold) {
   if (c >= 32 && c < 127) return (bold ? kBold : kBook)[c - 32] / 1000.0;
   switch (c) {
-    case 0xD7: case 0x2264: case 0x2265: return 0.838;  // x, <=, >=
-    case 0xB7: return bold ? 0.38 : 0.318;
-    case 0x2013: return 0.5;
-    default: return 1.0;
+    case 0xD7:
+    case 0x2264:
+    case 0x2265:
+      return 0.838;  // x, <=, >=
+    case 0xB7:
+      return bold ? 0.38 : 0.318;
+    case 0x2013:
+      return 0.5;
+    default:
+      return 1.0;
   }
 }
 
@@ -87,7 +92,8 @@ struct Box {
 // A text element with its estimated box (baseline at y; ascent ~0.93 em, descent ~0.24 em).
 struct Text {
   Text() = default;
-  Text(double x_, double y_, std::string s_, double font_ = kFont, bool bold_ = false, std::string anchor_ = "start", std::string fill_ = "#222")
+  Text(double x_, double y_, std::string s_, double font_ = kFont, bool bold_ = false, std::string anchor_ = "start",
+       std::string fill_ = "#222")
       : x(x_), y(y_), s(std::move(s_)), font(font_), bold(bold_), anchor(std::move(anchor_)), fill(std::move(fill_)) {}
   double x = 0, y = 0;
   std::string s;
@@ -95,7 +101,7 @@ struct Text {
   bool bold = false;
   std::string anchor = "start";  // start | middle | end
   std::string fill = "#222";
-  std::string extra;             // extra attributes
+  std::string extra;  // extra attributes
   double w() const { return text_width(s, font, bold); }
   Box box() const {
     const double wd = w();
@@ -109,8 +115,9 @@ struct Text {
     if (b.x0 < lo) x += lo - b.x0;
   }
   std::string render() const {
-    return fmt::format(R"~(<text x="{}" y="{}" font-size="{}"{}{} fill="{}"{}>{}</text>)~", num(x), num(y), num(font), bold ? R"~( font-weight="bold")~" : "",
-                       anchor == "start" ? "" : fmt::format(R"~( text-anchor="{}")~", anchor), fill, extra.empty() ? "" : " " + extra, escape(s));
+    return fmt::format(R"~(<text x="{}" y="{}" font-size="{}"{}{} fill="{}"{}>{}</text>)~", num(x), num(y), num(font),
+                       bold ? R"~( font-weight="bold")~" : "", anchor == "start" ? "" : fmt::format(R"~( text-anchor="{}")~", anchor), fill,
+                       extra.empty() ? "" : " " + extra, escape(s));
   }
 };
 
@@ -180,7 +187,8 @@ void axis_range(const Axis& a, std::vector<double> vals, bool include_zero, doub
     for (double t : a.ticks)
       if (t >= lo - 1e-9 * std::abs(hi - lo) && t <= hi + 1e-9 * std::abs(hi - lo)) ticks.push_back(t);
   } else {
-    for (double t = std::ceil(lo / step - 1e-9) * step; t <= hi + step * 1e-6; t += step) ticks.push_back(std::abs(t) < step * 1e-9 ? 0 : t);
+    for (double t = std::ceil(lo / step - 1e-9) * step; t <= hi + step * 1e-6; t += step)
+      ticks.push_back(std::abs(t) < step * 1e-9 ? 0 : t);
   }
 }
 
@@ -199,18 +207,20 @@ std::string hatch_path(const std::string& h) {
 
 std::string marker_svg(const std::string& shape, double x, double y, const std::string& colour) {
   const double r = 3.5;
-  if (shape == "circle") return fmt::format(R"~(<circle cx="{}" cy="{}" r="{}" fill="{}" stroke="#fff" stroke-width="0.8"/>)~", num(x), num(y), num(r), colour);
+  if (shape == "circle")
+    return fmt::format(R"~(<circle cx="{}" cy="{}" r="{}" fill="{}" stroke="#fff" stroke-width="0.8"/>)~", num(x), num(y), num(r), colour);
   if (shape == "square")
-    return fmt::format(R"~(<rect x="{}" y="{}" width="{}" height="{}" fill="{}" stroke="#fff" stroke-width="0.8"/>)~", num(x - r), num(y - r), num(2 * r), num(2 * r), colour);
+    return fmt::format(R"~(<rect x="{}" y="{}" width="{}" height="{}" fill="{}" stroke="#fff" stroke-width="0.8"/>)~", num(x - r),
+                       num(y - r), num(2 * r), num(2 * r), colour);
   if (shape == "triangle")
-    return fmt::format(R"~(<path d="M{},{} l{},{} h{} z" fill="{}" stroke="#fff" stroke-width="0.8"/>)~", num(x), num(y - r - 0.5), num(r + 0.5), num(2 * r + 1),
-                       num(-2 * r - 1), colour);
+    return fmt::format(R"~(<path d="M{},{} l{},{} h{} z" fill="{}" stroke="#fff" stroke-width="0.8"/>)~", num(x), num(y - r - 0.5),
+                       num(r + 0.5), num(2 * r + 1), num(-2 * r - 1), colour);
   if (shape == "diamond")
-    return fmt::format(R"~(<path d="M{},{} l{},{} l{},{} l{},{} z" fill="{}" stroke="#fff" stroke-width="0.8"/>)~", num(x), num(y - r - 0.5), num(r + 0.5),
-                       num(r + 0.5), num(-r - 0.5), num(r + 0.5), num(-r - 0.5), num(-r - 0.5), colour);
+    return fmt::format(R"~(<path d="M{},{} l{},{} l{},{} l{},{} z" fill="{}" stroke="#fff" stroke-width="0.8"/>)~", num(x),
+                       num(y - r - 0.5), num(r + 0.5), num(r + 0.5), num(-r - 0.5), num(r + 0.5), num(-r - 0.5), num(-r - 0.5), colour);
   if (shape == "cross")
-    return fmt::format(R"~(<path d="M{},{} l{},{} M{},{} l{},{}" stroke="{}" stroke-width="2"/>)~", num(x - r), num(y - r), num(2 * r), num(2 * r), num(x - r),
-                       num(y + r), num(2 * r), num(-2 * r), colour);
+    return fmt::format(R"~(<path d="M{},{} l{},{} M{},{} l{},{}" stroke="{}" stroke-width="2"/>)~", num(x - r), num(y - r), num(2 * r),
+                       num(2 * r), num(x - r), num(y + r), num(2 * r), num(-2 * r), colour);
   return "";
 }
 
@@ -254,15 +264,28 @@ std::string escape(std::string_view s) {
       continue;
     }
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&#39;"; break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&#39;";
+        break;
       default:
-        if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') o += '?';
-        else if (c == 0xFFFE || c == 0xFFFF || (c >= 0xD800 && c <= 0xDFFF)) o += '?';
-        else o.append(s.substr(start, i - start));
+        if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+          o += '?';
+        else if (c == 0xFFFE || c == 0xFFFF || (c >= 0xD800 && c <= 0xDFFF))
+          o += '?';
+        else
+          o.append(s.substr(start, i - start));
     }
   }
   return o;
@@ -278,7 +301,7 @@ double text_width(std::string_view s, double font_px, bool bold) {
 std::string fit_text(std::string_view s, double max_px, double font_px, bool bold) {
   if (text_width(s, font_px, bold) * kSafety <= max_px) return std::string(s);
   static const std::string ell = "\xE2\x80\xA6";  // ellipsis
-  std::vector<std::size_t> ends;  // byte offset after each code point
+  std::vector<std::size_t> ends;                  // byte offset after each code point
   std::size_t i = 0;
   while (i < s.size()) {
     decode(s, i);
@@ -384,9 +407,8 @@ const Style& style(int i) {
   // Okabe-Ito colours (colour-blind safe), in an order that alternates light and dark; dashes
   // and hatches differ for every entry so series stay apart in grey.
   static const std::vector<Style> p = {
-      {"#0072B2", "", "diag", "circle"},          {"#E69F00", "8 4", "back", "square"},
-      {"#009E73", "2 3", "cross", "triangle"},    {"#CC79A7", "10 3 2 3", "horiz", "diamond"},
-      {"#56B4E9", "4 2 1 2 1 2", "vert", "cross"}, {"#D55E00", "14 4", "dots", "circle"},
+      {"#0072B2", "", "diag", "circle"},           {"#E69F00", "8 4", "back", "square"},        {"#009E73", "2 3", "cross", "triangle"},
+      {"#CC79A7", "10 3 2 3", "horiz", "diamond"}, {"#56B4E9", "4 2 1 2 1 2", "vert", "cross"}, {"#D55E00", "14 4", "dots", "circle"},
       {"#999999", "1 2", "grid", "square"},        {"#332288", "6 2 6 6", "none", "triangle"},
   };
   const int n = static_cast<int>(p.size());
@@ -403,8 +425,8 @@ std::string Chart::render() const {
   const double W = width;
   const std::string pid = escape(id.empty() ? "chart" : id);
   const bool bars = !categories.empty();
-  std::vector<Text> texts;    // drawn last, over the plot
-  std::vector<Box> placed;    // boxes of annotation labels inside the plot
+  std::vector<Text> texts;  // drawn last, over the plot
+  std::vector<Box> placed;  // boxes of annotation labels inside the plot
 
   // --- title ------------------------------------------------------------------------------
   double top = kPad;
@@ -496,8 +518,8 @@ std::string Chart::render() const {
     for (std::size_t c = 0; c < ncat; ++c) {
       const bool bold = c < category_bold.size() && category_bold[c];
       for (std::size_t k = 0; k < wrapped[c].size(); ++k)
-        xlab.push_back({L + slot * (static_cast<double>(c) + 0.5), below + kCatFont + static_cast<double>(k) * (kCatFont + 2), wrapped[c][k], kCatFont, bold,
-                        "middle"});
+        xlab.push_back({L + slot * (static_cast<double>(c) + 0.5), below + kCatFont + static_cast<double>(k) * (kCatFont + 2),
+                        wrapped[c][k], kCatFont, bold, "middle"});
     }
     below += static_cast<double>(max_lines) * (kCatFont + 2) + 4;
   } else {
@@ -551,7 +573,8 @@ std::string Chart::render() const {
     }
     legend.push_back({s.name, sw});
   }
-  if (!bar_mark_label.empty()) legend.push_back({bar_mark_label, R"~(<line x1="0" y1="6" x2="26" y2="6" stroke="#000" stroke-width="3.5"/>)~"});
+  if (!bar_mark_label.empty())
+    legend.push_back({bar_mark_label, R"~(<line x1="0" y1="6" x2="26" y2="6" stroke="#000" stroke-width="3.5"/>)~"});
   for (const auto& r : regions)
     if (!r.label.empty())
       legend.push_back({r.label, fmt::format(R"~(<rect x="1" y="1" width="24" height="10" fill="url(#{}-r)" stroke="#777"/>)~", pid)});
@@ -580,24 +603,37 @@ std::string Chart::render() const {
   if (!y.title().empty()) {
     const std::string t = fit_text(y.title(), B - T + 20, kFont);
     const double cx = kPad + kFont, cy = (T + B) / 2;
-    ytitle_svg = fmt::format(R"~(<text x="{0}" y="{1}" font-size="{2}" text-anchor="middle" fill="#222" transform="rotate(-90 {0} {1})">{3}</text>)~", num(cx),
-                             num(cy), num(kFont), escape(t));
+    ytitle_svg = fmt::format(
+        R"~(<text x="{0}" y="{1}" font-size="{2}" text-anchor="middle" fill="#222" transform="rotate(-90 {0} {1})">{3}</text>)~", num(cx),
+        num(cy), num(kFont), escape(t));
   }
 
   // --- defs: hatches for bars, areas and regions ----------------------------------------------
-  std::string defs = fmt::format(R"~(<clipPath id="{}-clip"><rect x="{}" y="{}" width="{}" height="{}"/></clipPath>)~", pid, num(L), num(T), num(R - L), num(B - T));
+  std::string defs = fmt::format(R"~(<clipPath id="{}-clip"><rect x="{}" y="{}" width="{}" height="{}"/></clipPath>)~", pid, num(L), num(T),
+                                 num(R - L), num(B - T));
   for (int i = 0; i < palette_size(); ++i) {
     const Style& st = style(i);
     const std::string hp = hatch_path(st.hatch);
-    std::string dots = st.hatch == "dots" ? R"~(<circle cx="2" cy="2" r="1.2" fill="#000" fill-opacity="0.55"/><circle cx="6" cy="6" r="1.2" fill="#000" fill-opacity="0.55"/>)~" : "";
-    defs += fmt::format(R"~(<pattern id="{}-b{}" patternUnits="userSpaceOnUse" width="8" height="8"><rect width="8" height="8" fill="{}"/>{}{}</pattern>)~", pid, i,
-                        st.colour, hp.empty() ? "" : fmt::format(R"~(<path d="{}" stroke="#000" stroke-opacity="0.55" stroke-width="1.1"/>)~", hp), dots);
-    std::string adots = st.hatch == "dots" ? fmt::format(R"~(<circle cx="2" cy="2" r="1.1" fill="{0}"/><circle cx="6" cy="6" r="1.1" fill="{0}"/>)~", st.colour) : "";
-    defs += fmt::format(R"~(<pattern id="{}-a{}" patternUnits="userSpaceOnUse" width="8" height="8"><rect width="8" height="8" fill="{}" fill-opacity="0.18"/>{}{}</pattern>)~",
-                        pid, i, st.colour, hp.empty() ? "" : fmt::format(R"~(<path d="{}" stroke="{}" stroke-opacity="0.7" stroke-width="1"/>)~", hp, st.colour), adots);
+    std::string dots =
+        st.hatch == "dots"
+            ? R"~(<circle cx="2" cy="2" r="1.2" fill="#000" fill-opacity="0.55"/><circle cx="6" cy="6" r="1.2" fill="#000" fill-opacity="0.55"/>)~"
+            : "";
+    defs += fmt::format(
+        R"~(<pattern id="{}-b{}" patternUnits="userSpaceOnUse" width="8" height="8"><rect width="8" height="8" fill="{}"/>{}{}</pattern>)~",
+        pid, i, st.colour, hp.empty() ? "" : fmt::format(R"~(<path d="{}" stroke="#000" stroke-opacity="0.55" stroke-width="1.1"/>)~", hp),
+        dots);
+    std::string adots =
+        st.hatch == "dots"
+            ? fmt::format(R"~(<circle cx="2" cy="2" r="1.1" fill="{0}"/><circle cx="6" cy="6" r="1.1" fill="{0}"/>)~", st.colour)
+            : "";
+    defs += fmt::format(
+        R"~(<pattern id="{}-a{}" patternUnits="userSpaceOnUse" width="8" height="8"><rect width="8" height="8" fill="{}" fill-opacity="0.18"/>{}{}</pattern>)~",
+        pid, i, st.colour,
+        hp.empty() ? "" : fmt::format(R"~(<path d="{}" stroke="{}" stroke-opacity="0.7" stroke-width="1"/>)~", hp, st.colour), adots);
   }
-  defs += fmt::format(R"~(<pattern id="{}-r" patternUnits="userSpaceOnUse" width="8" height="8"><rect width="8" height="8" fill="#e8f4e8"/><path d="{}" stroke="#6a9" stroke-width="1"/></pattern>)~",
-                      pid, hatch_path("diag"));
+  defs += fmt::format(
+      R"~(<pattern id="{}-r" patternUnits="userSpaceOnUse" width="8" height="8"><rect width="8" height="8" fill="#e8f4e8"/><path d="{}" stroke="#6a9" stroke-width="1"/></pattern>)~",
+      pid, hatch_path("diag"));
 
   std::string body;
   // --- grid and ticks -----------------------------------------------------------------------
@@ -619,8 +655,9 @@ std::string Chart::render() const {
     const double x0 = bars ? L : std::clamp(sx(r.x0), L, R), x1 = bars ? R : std::clamp(sx(r.x1), L, R);
     const double y0 = std::clamp(sy(r.y1), T, B), y1 = std::clamp(sy(r.y0), T, B);
     if (x1 - x0 < 0.5 || y1 - y0 < 0.5) continue;
-    body += fmt::format(R"~(<rect x="{}" y="{}" width="{}" height="{}" fill="url(#{}-r)" fill-opacity="0.8" stroke="#6a9" stroke-dasharray="4 3"/>)~", num(x0), num(y0),
-                        num(x1 - x0), num(y1 - y0), pid);
+    body += fmt::format(
+        R"~(<rect x="{}" y="{}" width="{}" height="{}" fill="url(#{}-r)" fill-opacity="0.8" stroke="#6a9" stroke-dasharray="4 3"/>)~",
+        num(x0), num(y0), num(x1 - x0), num(y1 - y0), pid);
   }
 
   // --- series ---------------------------------------------------------------------------------
@@ -640,8 +677,9 @@ std::string Chart::render() const {
         const double y0 = sy(stack_base[c]), y1 = sy(stack_base[c] + v);
         stack_base[c] += v;
         const double bx = L + slot * (static_cast<double>(c) + 0.5) - bw / 2;
-        body += fmt::format(R"~(<rect x="{}" y="{}" width="{}" height="{}" fill="url(#{}-b{})" stroke="#fff" stroke-width="0.6"><title>{}</title></rect>)~", num(bx),
-                            num(std::min(y0, y1)), num(bw), num(std::max(0.3, std::abs(y0 - y1))), pid, si, escape(s.name));
+        body += fmt::format(
+            R"~(<rect x="{}" y="{}" width="{}" height="{}" fill="url(#{}-b{})" stroke="#fff" stroke-width="0.6"><title>{}</title></rect>)~",
+            num(bx), num(std::min(y0, y1)), num(bw), num(std::max(0.3, std::abs(y0 - y1))), pid, si, escape(s.name));
         if (bar_value_format) {
           Text t{bx + bw / 2, (y0 + y1) / 2 + kCatFont * 0.35, bar_value_format(v), kCatFont, false, "middle", "#000"};
           if (std::abs(y0 - y1) >= kCatFont + 4 && t.w() * kSafety <= bw - 4) {
@@ -662,7 +700,8 @@ std::string Chart::render() const {
     drawn.push_back(pts);
     if (s.kind == SeriesKind::area) {
       std::vector<std::pair<double, double>> lower;
-      for (std::size_t k = 0; k < pts.size(); ++k) lower.emplace_back(pts[k].first, k < s.y0.size() && std::isfinite(s.y0[k]) ? sy(s.y0[k]) : B);
+      for (std::size_t k = 0; k < pts.size(); ++k)
+        lower.emplace_back(pts[k].first, k < s.y0.size() && std::isfinite(s.y0[k]) ? sy(s.y0[k]) : B);
       drawn.push_back(lower);
     }
     const std::string dash = st.dash.empty() ? "" : fmt::format(R"~( stroke-dasharray="{}")~", st.dash);
@@ -679,7 +718,8 @@ std::string Chart::render() const {
     }
     std::string d;
     for (const auto& [px, py] : pts) d += fmt::format("{}{},{}", d.empty() ? "" : " ", num(px), num(py));
-    plot += fmt::format(R"~(<polyline points="{}" fill="none" stroke="{}" stroke-width="2.4" stroke-linejoin="round"{}/>)~", d, st.colour, dash);
+    plot += fmt::format(R"~(<polyline points="{}" fill="none" stroke="{}" stroke-width="2.4" stroke-linejoin="round"{}/>)~", d, st.colour,
+                        dash);
     if (s.markers)
       for (const auto& [px, py] : pts) plot += marker_svg(st.marker, px, py, st.colour);
     if (s.label_end && !s.name.empty()) side.push_back({std::clamp(pts.back().second, T, B), s.name, st.colour, 10});
@@ -690,8 +730,8 @@ std::string Chart::render() const {
     for (std::size_t c = 0; c < ncat && c < bar_marks.size(); ++c) {
       if (!std::isfinite(bar_marks[c])) continue;
       const double bx = L + slot * (static_cast<double>(c) + 0.5) - bw / 2 - 5;
-      body += fmt::format(R"~(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#000" stroke-width="3.5"/>)~", num(bx), num(sy(bar_marks[c])), num(bx + bw + 10),
-                          num(sy(bar_marks[c])));
+      body += fmt::format(R"~(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#000" stroke-width="3.5"/>)~", num(bx), num(sy(bar_marks[c])),
+                          num(bx + bw + 10), num(sy(bar_marks[c])));
     }
 
   // --- reference lines ------------------------------------------------------------------------
@@ -699,7 +739,8 @@ std::string Chart::render() const {
     if (r.vertical) {
       if (r.value < xlo || r.value > xhi) continue;
       const double px = sx(r.value);
-      body += fmt::format(R"~(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#444" stroke-width="1.2" stroke-dasharray="{}"/>)~", num(px), num(T), num(px), num(B), r.dash);
+      body += fmt::format(R"~(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#444" stroke-width="1.2" stroke-dasharray="{}"/>)~", num(px),
+                          num(T), num(px), num(B), r.dash);
       if (!r.label.empty()) {
         // top of the plot unless a horizontal line runs through the label there; else the bottom
         std::vector<double> hlines;
@@ -730,7 +771,8 @@ std::string Chart::render() const {
     } else {
       if (r.value < ylo || r.value > yhi) continue;
       const double py = sy(r.value);
-      body += fmt::format(R"~(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#555" stroke-width="1" stroke-dasharray="{}"/>)~", num(L), num(py), num(R), num(py), r.dash);
+      body += fmt::format(R"~(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#555" stroke-width="1" stroke-dasharray="{}"/>)~", num(L),
+                          num(py), num(R), num(py), r.dash);
       if (!r.label.empty()) side.push_back({py, r.label, "#333", r.priority});
     }
   }
@@ -754,7 +796,8 @@ std::string Chart::render() const {
     for (std::size_t k = 0; k < keep.size(); ++k) {
       const std::string t = fit_text(keep[k].text, side_w, kFont);
       if (std::abs(yy[k] - keep[k].want) > 1)
-        body += fmt::format(R"~(<path d="M{},{} L{},{}" stroke="#999" fill="none"/>)~", num(R + 1), num(keep[k].want), num(R + 6), num(yy[k]));
+        body +=
+            fmt::format(R"~(<path d="M{},{} L{},{}" stroke="#999" fill="none"/>)~", num(R + 1), num(keep[k].want), num(R + 6), num(yy[k]));
       texts.push_back({R + 8, yy[k] + kFont * 0.35, t, kFont, false, "start", keep[k].colour == "#333" ? "#333" : "#222"});
     }
   }
@@ -794,8 +837,9 @@ std::string Chart::render() const {
   // (their name is in the legend; nothing more is drawn inside the plot)
 
   // --- axes -----------------------------------------------------------------------------------
-  body += fmt::format(R"~(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#333"/><line x1="{0}" y1="{3}" x2="{0}" y2="{1}" stroke="#333"/>)~", num(L), num(B),
-                      num(R), num(T));
+  body +=
+      fmt::format(R"~(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#333"/><line x1="{0}" y1="{3}" x2="{0}" y2="{1}" stroke="#333"/>)~",
+                  num(L), num(B), num(R), num(T));
 
   // --- assemble -------------------------------------------------------------------------------
   std::string out = fmt::format(

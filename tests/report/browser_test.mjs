@@ -382,8 +382,10 @@ async function checkScenario(cdp, sc) {
     fs.writeFileSync(path.join(args.out, `report-${sc.name}.png`), png);
     if (png.length < 10000) fail(sc.name, `screenshot only ${png.length} bytes`);
     if (args.docs) {
-      // the top of the page (answer, memory chart, KV chart) at 70%: small enough to commit
-      const top = Math.min(height, 2150);
+      // the top of the page (answer, memory chart, KV chart: up to the cost section) at 70%, small
+      // enough to commit (< 300 KB)
+      const costTop = (await cdp.send('Runtime.evaluate', { expression: "Math.floor(document.getElementById('cost').getBoundingClientRect().top + window.scrollY)", returnByValue: true }, sessionId)).result.value;
+      const top = Math.min(height, Number.isFinite(costTop) ? costTop - 8 : 2600);
       const small = await cdp.send('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true, clip: { x: 0, y: 0, width: WIDTH, height: top, scale: 0.7 } }, sessionId);
       fs.mkdirSync(args.docs, { recursive: true });
       fs.writeFileSync(path.join(args.docs, `report-${sc.name}.png`), Buffer.from(small.data, 'base64'));
