@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include "support.hpp"
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -22,7 +24,6 @@
 #include <string>
 #include <vector>
 
-extern char** environ;
 
 namespace {
 
@@ -30,84 +31,13 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace k3plan;
 
-const std::string kBinary = K3PLAN_BINARY;
+using k3plan_test::kBinary;
 const std::string kSourceDir = K3PLAN_SOURCE_DIR;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/k3plan-check-test-XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (::mkdtemp(buf.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + tmpl);
-    path_ = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-  std::string write(const std::string& name, const std::string& content) const {
-    const fs::path p = path_ / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream out(p, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.close();
-    if (!out) throw std::runtime_error("cannot write " + p.string());
-    return p.string();
-  }
-
- private:
-  fs::path path_;
-};
-
-struct Run {
-  int code = -1;
-  std::string out, err, cmdline;
-};
-
-// Runs the real binary (no shell): stdin /dev/null, stdout and stderr to files.
-Run run(const std::vector<std::string>& args) {
-  TempDir io;
-  const std::string out_path = (io.path() / "stdout").string();
-  const std::string err_path = (io.path() / "stderr").string();
-  std::vector<std::string> argv_store{kBinary};
-  argv_store.insert(argv_store.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_store) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  Run r;
-  for (std::size_t i = 1; i < argv_store.size(); ++i) r.cmdline += (i > 1 ? " " : "") + argv_store[i];
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, kBinary.c_str(), &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw std::runtime_error("posix_spawn " + kBinary + " failed: " + std::to_string(rc));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw std::runtime_error("waitpid failed");
-  if (WIFEXITED(status))
-    r.code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status))
-    r.code = 128 + WTERMSIG(status);
-  r.out = slurp(out_path);
-  r.err = slurp(err_path);
-  return r;
-}
+using k3plan_test::run;
+using k3plan_test::Run;
+using k3plan_test::slurp;
+using k3plan_test::TempDir;
 
 std::size_t count_lines(const std::string& s) {
   std::size_t n = 0;

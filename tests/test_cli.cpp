@@ -2,6 +2,8 @@
 // exit code, and check the figures it prints (mostly through --format json).
 #include <catch2/catch.hpp>
 
+#include "support.hpp"
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -22,7 +24,6 @@
 #include <vector>
 #include <yaml-cpp/yaml.h>
 
-extern char** environ;
 
 namespace {
 
@@ -32,99 +33,14 @@ using nlohmann::json;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kMiB = 1024.0 * 1024.0;
 
-const std::string kBinary = K3PLAN_BINARY;
+using k3plan_test::kBinary;
 const std::string kTestData = K3PLAN_TEST_DATA;
 const std::string kSourceDir = K3PLAN_SOURCE_DIR;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// A fresh directory from mkdtemp, removed with everything in it at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/k3plan-cli-test-XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (::mkdtemp(buf.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + tmpl);
-    path_ = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const fs::path& path() const { return path_; }
-  std::string str() const { return path_.string(); }
-
-  // Writes `content` to `name` (sub-directories created) and returns the full path.
-  std::string write(const std::string& name, const std::string& content) const {
-    const fs::path p = path_ / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream out(p, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.close();
-    if (!out) throw std::runtime_error("cannot write " + p.string());
-    return p.string();
-  }
-
- private:
-  fs::path path_;
-};
-
-struct Run {
-  int code = -1;  // exit status; 128 + signal if killed by a signal
-  std::string out;
-  std::string err;
-  std::string cmdline;
-};
-
-// Runs the real binary with `args` (no shell involved): stdin from /dev/null, stdout and stderr
-// to files in a private temp dir.
-Run run(const std::vector<std::string>& args) {
-  TempDir io;
-  const std::string out_path = (io.path() / "stdout").string();
-  const std::string err_path = (io.path() / "stderr").string();
-
-  std::vector<std::string> argv_store;
-  argv_store.push_back(kBinary);
-  argv_store.insert(argv_store.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_store) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  Run r;
-  for (std::size_t i = 1; i < argv_store.size(); ++i) r.cmdline += (i > 1 ? " " : "") + argv_store[i];
-
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, kBinary.c_str(), &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw std::runtime_error("posix_spawn " + kBinary + " failed: " + std::to_string(rc));
-
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw std::runtime_error("waitpid failed");
-  }
-  if (WIFEXITED(status))
-    r.code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status))
-    r.code = 128 + WTERMSIG(status);
-  r.out = slurp(out_path);
-  r.err = slurp(err_path);
-  return r;
-}
+using k3plan_test::run;
+using k3plan_test::Run;
+using k3plan_test::slurp;
+using k3plan_test::TempDir;
 
 // Runs with `-f json` appended, requires `expected_code`, and parses stdout.
 json run_json(std::vector<std::string> args, int expected_code = 0) {

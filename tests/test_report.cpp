@@ -8,6 +8,7 @@
 #include <k3plan/catalogue.hpp>
 #include <k3plan/commands.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/perf_cmd.hpp>
 #include <k3plan/report_html.hpp>
 #include <regex>
 #include <set>
@@ -343,6 +344,23 @@ TEST_CASE("report on one H100 with -n 1 matches fit -n 1, and bad input is a usa
   CHECK(r.data["answer"]["gpus"] == 1);
   CHECK(r.data["answer"]["max_users"] == fit.data["max_users"]);
   CHECK(r.data["answer"]["per_gpu"]["kv_tokens"] == fit.data["per_gpu"]["kv_tokens"]);
+
+  // the speed chart's points are `k3plan perf` at the same deployment and concurrency
+  REQUIRE(r.data["perf"]["available"].get<bool>());
+  const auto& curve = r.data["perf"]["curves"][0];
+  REQUIRE(curve["points"].size() >= 4);
+  for (const auto& pt : curve["points"]) {
+    PerfOptions po;
+    po.model = "llama-3.1-8b";
+    po.gpu = "h100";
+    po.gpus = 1;
+    po.concurrency = pt["concurrency"].get<int>();
+    const Report perf = run_perf(cat(), po);
+    INFO("concurrency " << po.concurrency);
+    CHECK(pt["throughput_per_gpu"].get<double>() == Approx(perf.data["throughput_per_gpu"]["total"].get<double>()));
+    CHECK(pt["interactivity_tok_s_user"].get<double>() == Approx(perf.data["interactivity_tok_s_user"].get<double>()));
+    CHECK(pt["ttft_s"].get<double>() == Approx(perf.data["ttft_s"].get<double>()));
+  }
 
   ReportOptions bad = o;
   bad.gpus = {"h1000"};
