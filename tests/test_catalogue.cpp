@@ -1,9 +1,7 @@
 // The shipped catalogue: every entry loads, required fields are present, parameter counts derived
 // from geometry agree with the published totals.
 #include <catch2/catch.hpp>
-
 #include <cmath>
-
 #include <k3plan/catalogue.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/params.hpp>
@@ -18,9 +16,11 @@ const Catalogue& cat() {
 }  // namespace
 
 TEST_CASE("the embedded catalogue holds every GPU and model the issues name") {
-  for (const char* g : {"h100", "h200", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi350x", "mi355x"}) REQUIRE_NOTHROW(cat().gpu(g));
-  for (const char* m : {"kimi-k3", "kimi-k2", "deepseek-v3", "deepseek-r1", "deepseek-v3.2", "kimi-linear-48b-a3b", "qwen3-next-80b-a3b", "qwen3-235b-a22b",
-                        "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "gpt-oss-120b", "glm-4.5", "minimax-m2", "deepseek-v4-pro", "deepseek-v4-flash"})
+  for (const char* g : {"h100", "h200", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi350x", "mi355x"})
+    REQUIRE_NOTHROW(cat().gpu(g));
+  for (const char* m :
+       {"kimi-k3", "kimi-k2", "deepseek-v3", "deepseek-r1", "deepseek-v3.2", "kimi-linear-48b-a3b", "qwen3-next-80b-a3b", "qwen3-235b-a22b",
+        "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "gpt-oss-120b", "glm-4.5", "minimax-m2", "deepseek-v4-pro", "deepseek-v4-flash"})
     REQUIRE_NOTHROW(cat().model(m));
 }
 
@@ -103,8 +103,9 @@ TEST_CASE("weight bytes per precision include block scales") {
 }
 
 TEST_CASE("a model YAML with an unknown key names the file, the line and the field") {
-  const std::string yaml = "id: x\nname: X\nsource: s\narchitecture:\n  hidden_size: 8\n  vocab_size: 8\n  max_context: 8\n  dense_intermediate_size: 8\n"
-                           "  attention: {full: {kind: gqa, num_heads: 2, num_kv_heads: 1, head_dim: 4}}\n  layers: [full]\n  hiden_size: 3\n";
+  const std::string yaml =
+      "id: x\nname: X\nsource: s\narchitecture:\n  hidden_size: 8\n  vocab_size: 8\n  max_context: 8\n  dense_intermediate_size: 8\n"
+      "  attention: {full: {kind: gqa, num_heads: 2, num_kv_heads: 1, head_dim: 4}}\n  layers: [full]\n  hiden_size: 3\n";
   try {
     parse_model_yaml(yaml, "m.yaml");
     FAIL("no error");
@@ -117,8 +118,9 @@ TEST_CASE("a model YAML with an unknown key names the file, the line and the fie
 }
 
 TEST_CASE("zero, negative and NaN geometry are errors, not crashes") {
-  const std::string head = "id: x\nname: X\nsource: s\narchitecture:\n  vocab_size: 8\n  max_context: 8\n  dense_intermediate_size: 8\n"
-                           "  attention: {full: {kind: gqa, num_heads: 2, num_kv_heads: 1, head_dim: 4}}\n  layers: [full]\n";
+  const std::string head =
+      "id: x\nname: X\nsource: s\narchitecture:\n  vocab_size: 8\n  max_context: 8\n  dense_intermediate_size: 8\n"
+      "  attention: {full: {kind: gqa, num_heads: 2, num_kv_heads: 1, head_dim: 4}}\n  layers: [full]\n";
   CHECK_THROWS_AS(parse_model_yaml(head + "  hidden_size: -8\n", "m.yaml"), InputError);
   CHECK_THROWS_AS(parse_model_yaml(head + "  hidden_size: 0\n", "m.yaml"), InputError);
   CHECK_THROWS_AS(parse_model_yaml(head + "  hidden_size: .nan\n", "m.yaml"), InputError);

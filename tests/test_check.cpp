@@ -7,8 +7,6 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-
-#include "support.hpp"
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -24,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "support.hpp"
 
 namespace {
 

@@ -1,15 +1,13 @@
 // End-to-end tests of the k3plan binary: run the real executable, capture stdout, stderr and the
 // exit code, and check the figures it prints (mostly through --format json).
-#include <catch2/catch.hpp>
-
-#include "support.hpp"
-
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -22,8 +20,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-#include <yaml-cpp/yaml.h>
 
+#include "support.hpp"
 
 namespace {
 

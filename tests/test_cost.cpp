@@ -1,6 +1,5 @@
 // Rent vs API: the seed's figures come out of the calculator.
 #include <catch2/catch.hpp>
-
 #include <k3plan/cost.hpp>
 
 using namespace k3plan;
@@ -36,9 +35,7 @@ TEST_CASE("952 tok/s on an 8-GPU node at 2.50 USD/h is 47.6 tok/s per USD/hour")
   CHECK(usd_per_million_tokens(952, 8, 2.5, 0.5) == Approx(2 * usd_per_million_tokens(952, 8, 2.5)));
 }
 
-TEST_CASE("downloading 1.5 TB at 1 GB/s takes about 25 minutes") {
-  CHECK(download_seconds(1.5e12, 1e9) / 60 == Approx(25));
-}
+TEST_CASE("downloading 1.5 TB at 1 GB/s takes about 25 minutes") { CHECK(download_seconds(1.5e12, 1e9) / 60 == Approx(25)); }
 
 TEST_CASE("the tier-2 rule: a 70B model at 4 bits fits an 80 GB accelerator, not a 24 GB one") {
   CHECK(fits_single_accelerator(70e9 * 0.5, 5e9, 80e9));

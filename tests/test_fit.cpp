@@ -1,6 +1,5 @@
 // Per-GPU budgets, engine rules and the smallest layout: the fit calculator.
 #include <catch2/catch.hpp>
-
 #include <k3plan/budget.hpp>
 #include <k3plan/catalogue.hpp>
 #include <k3plan/kv.hpp>
@@ -105,8 +104,10 @@ TEST_CASE("SGLang's default mem_fraction_static follows server_args for H200 TP8
   l.tp = 8;
   const Gpu& h200 = cat().gpu("h200");
   const Gpu& h100 = cat().gpu("h100");
-  CHECK(sglang_default_mem_fraction(h200, l, sglang_default_chunked_prefill(h200), sglang_default_cuda_graph_max_bs(h200, 8)) == Approx(0.897));
-  CHECK(sglang_default_mem_fraction(h100, l, sglang_default_chunked_prefill(h100), sglang_default_cuda_graph_max_bs(h100, 8)) == Approx(0.818));
+  CHECK(sglang_default_mem_fraction(h200, l, sglang_default_chunked_prefill(h200), sglang_default_cuda_graph_max_bs(h200, 8)) ==
+        Approx(0.897));
+  CHECK(sglang_default_mem_fraction(h100, l, sglang_default_chunked_prefill(h100), sglang_default_cuda_graph_max_bs(h100, 8)) ==
+        Approx(0.818));
   Layout dpa = l;
   dpa.dp = 8;
   dpa.dp_attention = true;
@@ -138,7 +139,8 @@ TEST_CASE("pipeline stages take the minimum over stages") {
 }
 
 TEST_CASE("a context beyond the model maximum does not fit and says so") {
-  const FitResult f = evaluate_fit(cat().model("qwen3-235b-a22b"), cat().gpu("b300"), Layout{8, 8, 1, 1, false}, engine(Engine::sglang), 1048576, 1);
+  const FitResult f =
+      evaluate_fit(cat().model("qwen3-235b-a22b"), cat().gpu("b300"), Layout{8, 8, 1, 1, false}, engine(Engine::sglang), 1048576, 1);
   CHECK_FALSE(f.fits);
   bool named = false;
   for (const auto& r : f.reasons) named = named || r.find("maximum") != std::string::npos;

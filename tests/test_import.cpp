@@ -1,14 +1,12 @@
 // Hugging Face config.json import: layer kinds, MoE fields and precision across families.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
 #include <k3plan/catalogue.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/kv.hpp>
 #include <k3plan/params.hpp>
+#include <sstream>
 
 using namespace k3plan;
 namespace fs = std::filesystem;
@@ -125,7 +123,17 @@ TEST_CASE("malformed and hostile config.json files are input errors") {
   CHECK_THROWS_AS(import_hf_config("{", "x.json"), InputError);
   CHECK_THROWS_AS(import_hf_config("[]", "x.json"), InputError);
   CHECK_THROWS_AS(import_hf_config(R"({"hidden_size": 8})", "x.json"), InputError);
-  CHECK_THROWS_AS(import_hf_config(R"({"hidden_size": -8, "vocab_size": 8, "max_position_embeddings": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 8})", "x.json"), InputError);
-  CHECK_THROWS_AS(import_hf_config(R"({"hidden_size": 8, "vocab_size": 8, "max_position_embeddings": 8, "num_hidden_layers": 1e9, "num_attention_heads": 2, "intermediate_size": 8})", "x.json"), InputError);
-  CHECK_NOTHROW(import_hf_config(R"({"hidden_size": 8, "vocab_size": 8, "max_position_embeddings": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 8})", "x.json"));
+  CHECK_THROWS_AS(
+      import_hf_config(
+          R"({"hidden_size": -8, "vocab_size": 8, "max_position_embeddings": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 8})",
+          "x.json"),
+      InputError);
+  CHECK_THROWS_AS(
+      import_hf_config(
+          R"({"hidden_size": 8, "vocab_size": 8, "max_position_embeddings": 8, "num_hidden_layers": 1e9, "num_attention_heads": 2, "intermediate_size": 8})",
+          "x.json"),
+      InputError);
+  CHECK_NOTHROW(import_hf_config(
+      R"({"hidden_size": 8, "vocab_size": 8, "max_position_embeddings": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 8})",
+      "x.json"));
 }

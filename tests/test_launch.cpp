@@ -1,15 +1,14 @@
 // `k3plan launch`: commands are correct flag by flag, and hostile strings come out inert.
-#include <catch2/catch.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
 #include <k3plan/catalogue.hpp>
 #include <k3plan/launch.hpp>
+#include <sstream>
 
 using namespace k3plan;
 namespace fs = std::filesystem;
@@ -174,5 +173,6 @@ TEST_CASE("the LeaderWorkerSet manifest parses as YAML and keeps hostile strings
   CHECK(*(it + 1) == expected);
   CHECK(std::find(argv.begin(), argv.end(), "$(LWS_WORKER_INDEX)") != argv.end());
   CHECK(std::find(argv.begin(), argv.end(), "$(LWS_LEADER_ADDRESS):20000") != argv.end());
-  CHECK(lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<std::string>() == "8");
+  CHECK(lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]
+            .as<std::string>() == "8");
 }

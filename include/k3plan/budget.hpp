@@ -15,20 +15,19 @@
 //   reserved     = (1 - mem_fraction_static) x free_at_init   (activations, CUDA graphs)
 //   kv_pool      = mem_fraction_static x free_at_init - weights; tokens = pool / cell_size.
 #include <cstdint>
-#include <string>
-#include <vector>
-
 #include <k3plan/gpu.hpp>
 #include <k3plan/kv.hpp>
 #include <k3plan/layout.hpp>
 #include <k3plan/model.hpp>
+#include <string>
+#include <vector>
 
 namespace k3plan {
 
 struct EngineSettings {
   Engine engine = Engine::sglang;
-  double gpu_memory_utilization = 0;  // vLLM; 0 = engine default
-  double mem_fraction_static = 0;     // SGLang; 0 = computed like server_args
+  double gpu_memory_utilization = 0;        // vLLM; 0 = engine default
+  double mem_fraction_static = 0;           // SGLang; 0 = computed like server_args
   std::int64_t max_num_batched_tokens = 0;  // 0 = engine default for this GPU
   std::int64_t max_num_seqs = 0;            // 0 = engine default
   int cuda_graph_max_bs = 0;                // 0 = engine default
@@ -80,8 +79,8 @@ struct FitResult {
   std::int64_t max_num_batched_tokens = 0;
   std::int64_t max_num_seqs = 0;
   int cuda_graph_max_bs = 0;
-  std::vector<RankBudget> ranks;  // one per pipeline stage (ranks within a stage are identical)
-  RankBudget limiting;            // the stage with the fewest KV tokens
+  std::vector<RankBudget> ranks;     // one per pipeline stage (ranks within a stage are identical)
+  RankBudget limiting;               // the stage with the fewest KV tokens
   std::int64_t kv_cache_tokens = 0;  // per instance (x DP groups that hold their own KV)
   std::int64_t max_users = 0;        // at `context`
   std::int64_t max_context_one_user = 0;

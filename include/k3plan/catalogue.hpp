@@ -2,11 +2,10 @@
 // The catalogue: GPUs, models and prices. Built from the embedded data/ files, then extended or
 // overridden by user directories (--data DIR, repeatable). Lookups resolve ids and aliases
 // case-insensitively and suggest the closest id when nothing matches.
-#include <string>
-#include <vector>
-
 #include <k3plan/gpu.hpp>
 #include <k3plan/model.hpp>
+#include <string>
+#include <vector>
 
 namespace k3plan {
 
@@ -71,7 +70,6 @@ Model parse_model_yaml(const std::string& text, const std::string& origin);
 
 // Derives a Model from the text of a Hugging Face config.json; `origin` names the file in errors.
 // `hf_quant_config` is the optional hf_quant_config.json next to it (ModelOpt checkpoints).
-Model import_hf_config(const std::string& json_text, const std::string& origin,
-                       const std::string& hf_quant_config = "");
+Model import_hf_config(const std::string& json_text, const std::string& origin, const std::string& hf_quant_config = "");
 
 }  // namespace k3plan

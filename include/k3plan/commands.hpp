@@ -2,12 +2,11 @@
 // One plain options struct and one run_<command>() per subcommand. The CLI only fills the struct;
 // every computation happens here, and each returns a Report (data + tables) to render.
 #include <cstdint>
+#include <k3plan/catalogue.hpp>
+#include <k3plan/report.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <k3plan/catalogue.hpp>
-#include <k3plan/report.hpp>
 
 namespace k3plan {
 
@@ -44,13 +43,13 @@ Report run_kv(const Catalogue& cat, const KvCommandOptions& o);
 
 struct FitOptions {
   std::string model;
-  std::string gpu;        // empty = every catalogue GPU
-  int gpus = 0;           // 0 = search
-  std::string context;    // empty = model maximum / default
+  std::string gpu;      // empty = every catalogue GPU
+  int gpus = 0;         // 0 = search
+  std::string context;  // empty = model maximum / default
   std::int64_t users = 1;
   std::string engine = "sglang";
   int tp = 0, ep = 0, dp = 0, pp = 0;  // 0 = search / default
-  int dcp = 0;                          // decode context parallel (MLA)
+  int dcp = 0;                         // decode context parallel (MLA)
   bool dp_attention = false;
   std::string kv_dtype = "auto";
   std::optional<double> gpu_memory_utilization;
@@ -59,7 +58,7 @@ struct FitOptions {
   std::optional<std::int64_t> max_num_seqs;
   std::optional<int> cuda_graph_max_bs;
   int draft_layers = 0;
-  std::string precision;  // empty = as shipped
+  std::string precision;      // empty = as shipped
   bool weights_only = false;  // lower bounds only (the foundation view)
 };
 Report run_fit(const Catalogue& cat, const FitOptions& o);

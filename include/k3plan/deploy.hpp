@@ -3,12 +3,11 @@
 // the same read back from a vLLM / SGLang command line or a LeaderWorkerSet manifest. Every field
 // remembers where it came from so findings point at file:line:column.
 #include <cstdint>
+#include <k3plan/layout.hpp>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <k3plan/layout.hpp>
 
 namespace k3plan {
 
@@ -44,7 +43,7 @@ struct Deployment {
   std::optional<std::int64_t> max_num_seqs;
   std::optional<int> cuda_graph_max_bs;
   std::string host = "0.0.0.0";
-  int port = 0;  // 0 = engine default (SGLang 30000, vLLM 8000)
+  int port = 0;            // 0 = engine default (SGLang 30000, vLLM 8000)
   std::string model_path;  // what the engine loads (HF repo or local path); default: the model's hf_repo
   std::string served_model_name;
   std::string head_address;  // multi-node: head node address

@@ -1,11 +1,10 @@
 #pragma once
 // A deployment taken through `fit`: the same budget and engine rules the fit command applies.
-#include <string>
-#include <vector>
-
 #include <k3plan/budget.hpp>
 #include <k3plan/catalogue.hpp>
 #include <k3plan/deploy.hpp>
+#include <string>
+#include <vector>
 
 namespace k3plan {
 

@@ -1,9 +1,8 @@
 #pragma once
 #include <cstdint>
+#include <k3plan/figure.hpp>
 #include <string>
 #include <vector>
-
-#include <k3plan/figure.hpp>
 
 namespace k3plan {
 
@@ -13,8 +12,8 @@ struct Gpu {
   std::string vendor;
   std::vector<std::string> aliases;
   std::string source;
-  Figure hbm_gb;               // as sold, decimal GB
-  Figure memory_reported_mib;  // what the driver reports, MiB
+  Figure hbm_gb;                   // as sold, decimal GB
+  Figure memory_reported_mib;      // what the driver reports, MiB
   Figure memory_engine_total_mib;  // what torch.cuda.mem_get_info() reports as total (0 = unknown: use the driver figure)
   Figure hbm_bandwidth_tb_s;
   Figure tflops_bf16, tflops_fp8, tflops_fp4;  // dense

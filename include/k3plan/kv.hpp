@@ -11,16 +11,15 @@
 //  - KDA / GDN / Mamba2: conv state (conv_kernel - 1) x channels plus recurrent state, per
 //    sequence, split by TP [vllm mamba_utils.py, sglang configs/mamba_utils.py].
 #include <cstdint>
+#include <k3plan/model.hpp>
 #include <string>
 #include <vector>
-
-#include <k3plan/model.hpp>
 
 namespace k3plan {
 
 struct KvOptions {
   int tp = 1;
-  int dcp = 1;  // decode context parallel: MLA cache split over dcp ranks
+  int dcp = 1;                       // decode context parallel: MLA cache split over dcp ranks
   std::string kv_dtype = "auto";     // auto | bf16 | fp16 | fp8 | fp8_e4m3 | fp8_e5m2 | fp4
   std::string state_dtype = "fp32";  // recurrent state: fp32 (SGLang default, vLLM for KDA) | bf16
   std::string conv_dtype = "auto";   // conv state: auto = model dtype
@@ -32,13 +31,13 @@ struct LayerKv {
   std::string block;  // block name
   AttnKind kind = AttnKind::gqa;
   int count = 0;
-  double bytes_per_token = 0;          // grows with every token (all `count` layers)
-  int window = 0;                      // sliding window (tokens), 0 = none
-  double window_bytes_per_token = 0;   // bytes per token until the window fills
-  int compress_ratio = 0;              // one entry per this many tokens, 0 = none
-  double compressed_entry_bytes = 0;   // bytes per compressed entry (all `count` layers)
-  double state_bytes_per_sequence = 0; // fixed (linear attention), all `count` layers
-  bool draft = false;                  // speculative-decoding draft layers
+  double bytes_per_token = 0;           // grows with every token (all `count` layers)
+  int window = 0;                       // sliding window (tokens), 0 = none
+  double window_bytes_per_token = 0;    // bytes per token until the window fills
+  int compress_ratio = 0;               // one entry per this many tokens, 0 = none
+  double compressed_entry_bytes = 0;    // bytes per compressed entry (all `count` layers)
+  double state_bytes_per_sequence = 0;  // fixed (linear attention), all `count` layers
+  bool draft = false;                   // speculative-decoding draft layers
 
   // Bytes one sequence of `context` tokens holds on one GPU for these layers.
   double bytes_per_sequence(std::int64_t context) const;
@@ -48,9 +47,9 @@ struct LayerKv {
 
 struct KvProfile {
   std::vector<LayerKv> layers;
-  std::string kv_dtype;  // resolved
-  double bytes_per_token = 0;          // unbounded growth, per GPU (full, MLA, compressed average)
-  double state_bytes_per_sequence = 0; // fixed per sequence, per GPU
+  std::string kv_dtype;                 // resolved
+  double bytes_per_token = 0;           // unbounded growth, per GPU (full, MLA, compressed average)
+  double state_bytes_per_sequence = 0;  // fixed per sequence, per GPU
   double bytes_per_sequence(std::int64_t context) const;
   std::vector<std::string> notes;
 };

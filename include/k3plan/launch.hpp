@@ -1,12 +1,11 @@
 #pragma once
 // `k3plan launch`: per-node engine commands (shell), a LeaderWorkerSet manifest, or JSON, for a
 // deployment that `fit` accepts. Emitters quote every string so hostile input stays inert.
-#include <string>
-#include <vector>
-
 #include <k3plan/catalogue.hpp>
 #include <k3plan/deploy.hpp>
 #include <k3plan/report.hpp>
+#include <string>
+#include <vector>
 
 namespace k3plan {
 
@@ -34,11 +33,11 @@ std::string emit_shell(const LaunchPlan& p, int only_rank = -1);  // -1 = one sc
 std::string emit_lws(const LaunchPlan& p, const std::string& image, const std::string& gpu_resource);
 
 struct LaunchOptions {
-  std::string file;       // deployment YAML (or fields below)
-  Deployment flags;       // used when file is empty
+  std::string file;         // deployment YAML (or fields below)
+  Deployment flags;         // used when file is empty
   std::string emit = "sh";  // sh | k8s | json
-  std::string out_dir;    // write files here instead of stdout
-  std::string image;      // container image for k8s
+  std::string out_dir;      // write files here instead of stdout
+  std::string image;        // container image for k8s
 };
 Report run_launch(const Catalogue& cat, const LaunchOptions& o);
 

@@ -2,11 +2,10 @@
 // Parallel layouts and the rules the engines enforce on them.
 // Invariant: gpus() == tp * pp * dp for vLLM; for SGLang the instance is tp * pp GPUs and dp
 // (DP-attention) partitions the TP group, so gpus() == tp * pp.
-#include <string>
-#include <vector>
-
 #include <k3plan/gpu.hpp>
 #include <k3plan/model.hpp>
+#include <string>
+#include <vector>
 
 namespace k3plan {
 
@@ -32,8 +31,8 @@ struct Layout {
 
 // Reasons (in the engine's own words where it has them) that `engine` refuses `l` for `m` on
 // `gpu` with `gpus` GPUs; empty = accepted. `warnings` gets non-fatal notes (TP across nodes).
-std::vector<std::string> layout_refusals(const Model& m, const Gpu& gpu, Engine engine,
-                                         const Layout& l, std::vector<std::string>* warnings = nullptr);
+std::vector<std::string> layout_refusals(const Model& m, const Gpu& gpu, Engine engine, const Layout& l,
+                                         std::vector<std::string>* warnings = nullptr);
 
 struct EngineFlags {
   std::string sglang;

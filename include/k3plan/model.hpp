@@ -2,12 +2,11 @@
 // The model description every calculator works on. Loaded from a catalogue YAML or derived from a
 // Hugging Face config.json; both paths produce this same struct.
 #include <cstdint>
+#include <k3plan/figure.hpp>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <k3plan/figure.hpp>
 
 namespace k3plan {
 

@@ -3,20 +3,19 @@
 // bytes each precision takes, block scales included.
 #include <array>
 #include <cstdint>
+#include <k3plan/model.hpp>
 #include <string>
 #include <vector>
-
-#include <k3plan/model.hpp>
 
 namespace k3plan {
 
 struct ParamCounts {
   std::array<double, kParamGroups> by_group{};  // indexed by ParamGroup
-  double total = 0;     // every group except mtp and vision (the convention model cards use)
-  double active = 0;    // per token: non-expert groups + routed x k/E, input embedding excluded
-  double mtp = 0;       // multi-token-prediction layers, reported separately
-  double vision = 0;    // vision tower, reported separately
-  double routed_per_expert_layer = 0;  // parameters of one routed expert in one layer
+  double total = 0;                             // every group except mtp and vision (the convention model cards use)
+  double active = 0;                            // per token: non-expert groups + routed x k/E, input embedding excluded
+  double mtp = 0;                               // multi-token-prediction layers, reported separately
+  double vision = 0;                            // vision tower, reported separately
+  double routed_per_expert_layer = 0;           // parameters of one routed expert in one layer
   double operator[](ParamGroup g) const { return by_group[static_cast<std::size_t>(g)]; }
 };
 

@@ -2,7 +2,6 @@
 // What every command returns: machine data (JSON with stable keys, units in key names) plus
 // human tables. Rendering to table / json / yaml / csv / md is generic.
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
@@ -20,7 +19,7 @@ struct Report {
   std::vector<Table> tables;
   std::vector<std::string> notes;        // shown under the tables
   std::vector<std::string> assumptions;  // every output that rests on an assumed figure lists it
-  std::string raw_text;  // when set, the table format prints exactly this (a script, a manifest)
+  std::string raw_text;                  // when set, the table format prints exactly this (a script, a manifest)
   int exit_code = 0;                     // 0 ok/fits, 1 does not fit / check failed
 };
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-
 #include <k3plan/budget.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/params.hpp>
@@ -122,7 +121,8 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
   r.users = users;
   r.reasons = layout_refusals(m, gpu, s.engine, l, &r.warnings);
   if (context > m.max_context)
-    r.reasons.push_back(fmt::format("context {} exceeds the model's maximum of {} tokens ({})", context, m.max_context, format_context(m.max_context)));
+    r.reasons.push_back(
+        fmt::format("context {} exceeds the model's maximum of {} tokens ({})", context, m.max_context, format_context(m.max_context)));
 
   const bool vllm = s.engine == Engine::vllm;
   const int attn_tp = (!vllm && l.dp_attention) ? std::max(1, l.tp / std::max(1, l.dp)) : l.tp;
@@ -132,9 +132,10 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
 
   // engine settings and their defaults
   r.max_num_batched_tokens = s.max_num_batched_tokens > 0 ? s.max_num_batched_tokens
-                             : vllm                     ? vllm_default_max_num_batched_tokens(gpu)
-                                                        : (s.chunked_prefill_size > 0 ? s.chunked_prefill_size : sglang_default_chunked_prefill(gpu));
-  r.max_num_seqs = s.max_num_seqs > 0 ? s.max_num_seqs : (vllm ? vllm_default_max_num_seqs(gpu) : std::max<std::int64_t>(users_per_group, 1));
+                             : vllm                       ? vllm_default_max_num_batched_tokens(gpu)
+                                    : (s.chunked_prefill_size > 0 ? s.chunked_prefill_size : sglang_default_chunked_prefill(gpu));
+  r.max_num_seqs =
+      s.max_num_seqs > 0 ? s.max_num_seqs : (vllm ? vllm_default_max_num_seqs(gpu) : std::max<std::int64_t>(users_per_group, 1));
   r.cuda_graph_max_bs = s.cuda_graph_max_bs > 0 ? s.cuda_graph_max_bs : sglang_default_cuda_graph_max_bs(gpu, l.tp);
   if (vllm) {
     r.utilization_used = s.gpu_memory_utilization > 0 ? s.gpu_memory_utilization : kVllmDefaultUtilization;
@@ -142,7 +143,8 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     r.utilization_used = s.mem_fraction_static > 0 ? s.mem_fraction_static
                                                    : sglang_default_mem_fraction(gpu, l, r.max_num_batched_tokens, r.cuda_graph_max_bs);
   }
-  if (r.utilization_used <= 0 || r.utilization_used > 1) throw InputError(fmt::format("memory fraction {} must be in (0, 1]", r.utilization_used));
+  if (r.utilization_used <= 0 || r.utilization_used > 1)
+    throw InputError(fmt::format("memory fraction {} must be in (0, 1]", r.utilization_used));
 
   KvOptions ko;
   ko.tp = attn_tp;
@@ -218,8 +220,10 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
       const std::int64_t mid = lo + (hi - lo + 1) / 2;
       // bytes for one sequence of `mid` tokens: rescale by the profile of this stage
       const double one = b.state_bytes_per_sequence + b.kv_bytes_per_token * static_cast<double>(mid);
-      if (one <= pool) lo = mid;
-      else hi = mid - 1;
+      if (one <= pool)
+        lo = mid;
+      else
+        hi = mid - 1;
     }
     best_ctx = best_ctx < 0 ? lo : std::min(best_ctx, lo);
   }
@@ -233,10 +237,12 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     r.reasons.push_back(fmt::format("weights and engine reserve exceed the memory: {} short per GPU on stage {} ({} of weights per GPU)",
                                     human_binary(-r.limiting.free_bytes), r.limiting.stage, human_binary(r.limiting.weights_bytes)));
   else if (r.max_users < users)
-    r.reasons.push_back(fmt::format("the KV/state pool holds {} users at {} tokens, fewer than the {} requested (the pool holds {} tokens per GPU)",
-                                    r.max_users, context, users, r.limiting.kv_tokens));
+    r.reasons.push_back(
+        fmt::format("the KV/state pool holds {} users at {} tokens, fewer than the {} requested (the pool holds {} tokens per GPU)",
+                    r.max_users, context, users, r.limiting.kv_tokens));
   if (vllm && context > 0 && r.max_num_batched_tokens < r.max_num_seqs)
-    r.warnings.push_back(fmt::format("max_num_batched_tokens ({}) must be greater than or equal to max_num_seqs ({}).", r.max_num_batched_tokens, r.max_num_seqs));
+    r.warnings.push_back(fmt::format("max_num_batched_tokens ({}) must be greater than or equal to max_num_seqs ({}).",
+                                     r.max_num_batched_tokens, r.max_num_seqs));
   if (!s.precision.empty() && s.precision.find("fp4") != std::string::npos && !gpu.runs_natively(s.precision))
     r.warnings.push_back(fmt::format("{} has no native {}: weight-only kernels (Marlin, triton) run it, slower", gpu.id, s.precision));
   r.fits = r.reasons.empty();
@@ -249,10 +255,11 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
   if (l.dp > 1) r.sglang_flags += fmt::format(" --dp-size {}", l.dp);
   if (l.dp_attention) r.sglang_flags += " --enable-dp-attention";
   if (l.dcp > 1) r.sglang_flags += fmt::format(" --dcp-size {}", l.dcp);
-  r.sglang_flags += fmt::format(" --mem-fraction-static {:.3f} --context-length {} --max-running-requests {} --kv-cache-dtype {}",
-                                vllm ? sglang_default_mem_fraction(gpu, l, sglang_default_chunked_prefill(gpu), sglang_default_cuda_graph_max_bs(gpu, l.tp))
-                                     : r.utilization_used,
-                                context, std::max<std::int64_t>(users, 1), kvd);
+  r.sglang_flags += fmt::format(
+      " --mem-fraction-static {:.3f} --context-length {} --max-running-requests {} --kv-cache-dtype {}",
+      vllm ? sglang_default_mem_fraction(gpu, l, sglang_default_chunked_prefill(gpu), sglang_default_cuda_graph_max_bs(gpu, l.tp))
+           : r.utilization_used,
+      context, std::max<std::int64_t>(users, 1), kvd);
   if (r.nodes > 1) r.sglang_flags += fmt::format(" --nnodes {}", r.nodes);
   r.vllm_flags = fmt::format("--tensor-parallel-size {} --pipeline-parallel-size {} --data-parallel-size {}", l.tp, l.pp, l.dp);
   if (m.moe && (l.ep > 1 || (vllm && l.tp * l.dp > 1))) r.vllm_flags += " --enable-expert-parallel";
@@ -262,9 +269,14 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
                               vllm ? r.max_num_seqs : std::max<std::int64_t>(users_per_group, 1), kvd);
   if (r.nodes > 1) r.vllm_flags += fmt::format(" --nnodes {}", r.nodes);
 
-  r.assumptions.push_back(vllm ? "vLLM v0.19 accounting: activation peak fitted on three H100 logs (engine-logs.md V3-V5); non-torch 0.25 GiB at TP1, 2.1 GiB at TP>=2"
-                               : "SGLang accounting: CUDA context/NCCL 0.82 GiB at TP1 (log S3), 1.5 GiB assumed at TP>1; activations and CUDA graphs live in the (1 - mem_fraction_static) reserve");
-  if (m.moe) r.assumptions.push_back("weights per GPU: experts split evenly over the expert-parallel group, attention by TP with MLA's low-rank input projections replicated");
+  r.assumptions.push_back(vllm ? "vLLM v0.19 accounting: activation peak fitted on three H100 logs (engine-logs.md V3-V5); non-torch 0.25 "
+                                 "GiB at TP1, 2.1 GiB at TP>=2"
+                               : "SGLang accounting: CUDA context/NCCL 0.82 GiB at TP1 (log S3), 1.5 GiB assumed at TP>1; activations and "
+                                 "CUDA graphs live in the (1 - mem_fraction_static) reserve");
+  if (m.moe)
+    r.assumptions.push_back(
+        "weights per GPU: experts split evenly over the expert-parallel group, attention by TP with MLA's low-rank input projections "
+        "replicated");
   for (const auto& b : m.blocks)
     if (b.is_linear()) {
       r.assumptions.push_back("linear-attention state pool: one state per running sequence (no radix-cache extra slots)");
@@ -369,7 +381,8 @@ FitResult search_fit(const Model& m, const Gpu& gpu, const EngineSettings& s, st
     last.reasons.push_back(fmt::format("no engine-valid layout up to {} GPUs", max_gpus));
   }
   last.fits = false;
-  if (std::find_if(last.reasons.begin(), last.reasons.end(), [](const std::string& x) { return x.rfind("no layout", 0) == 0; }) == last.reasons.end())
+  if (std::find_if(last.reasons.begin(), last.reasons.end(), [](const std::string& x) { return x.rfind("no layout", 0) == 0; }) ==
+      last.reasons.end())
     last.reasons.insert(last.reasons.begin(), fmt::format("no layout up to {} GPUs fits; the largest tried is shown", max_gpus));
   return last;
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-
 #include <k3plan/error.hpp>
 #include <k3plan/kv.hpp>
 
@@ -17,7 +16,8 @@ double state_dtype_bytes(const std::string& s, const Model& m) {
   if (s == "bf16" || s == "fp16" || s == "bfloat16" || s == "float16") return 2;
   if (s == "auto") return m.dtype == "fp32" ? 4 : 2;
   const auto hint = closest_match(s, {"fp32", "bf16", "fp16", "auto"});
-  throw InputError(fmt::format("unknown state dtype '{}'{}", s, hint.empty() ? " (use fp32, bf16, fp16 or auto)" : fmt::format("; did you mean '{}'?", hint)));
+  throw InputError(fmt::format("unknown state dtype '{}'{}", s,
+                               hint.empty() ? " (use fp32, bf16, fp16 or auto)" : fmt::format("; did you mean '{}'?", hint)));
 }
 }  // namespace
 
@@ -35,8 +35,9 @@ double kv_dtype_bytes(const std::string& dtype, const Model& m) {
   if (d_ == "fp8" || d_ == "fp8_e4m3" || d_ == "fp8_e5m2") return 1;
   if (d_ == "fp4" || d_ == "nvfp4") return 0.5 + 1.0 / 16;  // packed e2m1 + e4m3 scale per 16 (vLLM NVFP4 KV)
   const auto hint = closest_match(dtype, {"auto", "bf16", "fp16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp4"});
-  throw InputError(fmt::format("unknown KV cache dtype '{}'{}", dtype,
-                               hint.empty() ? " (use auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2 or fp4)" : fmt::format("; did you mean '{}'?", hint)));
+  throw InputError(
+      fmt::format("unknown KV cache dtype '{}'{}", dtype,
+                  hint.empty() ? " (use auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2 or fp4)" : fmt::format("; did you mean '{}'?", hint)));
 }
 
 double LayerKv::bytes_per_sequence(std::int64_t context) const {
@@ -92,7 +93,9 @@ LayerKv block_kv(const Model& m, const AttentionBlock& b, const KvOptions& o, do
         const double latent = ds_fp8 ? b.kv_lora_rank + b.kv_lora_rank / 128.0 * 4 + b.qk_rope_head_dim * 2.0 : dim * 2.0;
         const double indexer = b.indexer_head_dim + b.indexer_head_dim / 128.0 * 4;
         k.bytes_per_token = latent + indexer;
-        if (ds_fp8) notes.push_back(fmt::format("{}: sparse MLA cache in fp8_ds_mla layout (656 B) plus indexer keys (132 B) per token per layer", b.name));
+        if (ds_fp8)
+          notes.push_back(
+              fmt::format("{}: sparse MLA cache in fp8_ds_mla layout (656 B) plus indexer keys (132 B) per token per layer", b.name));
       } else {
         k.bytes_per_token = dim * elem;
       }
@@ -116,7 +119,8 @@ LayerKv block_kv(const Model& m, const AttentionBlock& b, const KvOptions& o, do
       const double channels = 3.0 * heads * b.head_dim;  // q, k, v short convolutions
       k.state_bytes_per_sequence = (b.conv_kernel - 1) * channels * conv_b + d(heads) * b.head_dim * b.head_dim * 4.0;
       // KDA's recurrent state is fp32 in both engines (vLLM kda_state_dtype); --state-dtype bf16 halves it.
-      if (o.state_dtype != "fp32") k.state_bytes_per_sequence = (b.conv_kernel - 1) * channels * conv_b + d(heads) * b.head_dim * b.head_dim * state_b;
+      if (o.state_dtype != "fp32")
+        k.state_bytes_per_sequence = (b.conv_kernel - 1) * channels * conv_b + d(heads) * b.head_dim * b.head_dim * state_b;
       break;
     }
     case AttnKind::gdn: {
@@ -143,7 +147,8 @@ LayerKv block_kv(const Model& m, const AttentionBlock& b, const KvOptions& o, do
 KvProfile kv_profile(const Model& m, const KvOptions& o) {
   if (o.tp < 1 || o.tp > 4096) throw InputError(fmt::format("--tp {}: must be between 1 and 4096", o.tp));
   if (o.dcp < 1 || o.dcp > o.tp * 64) throw InputError(fmt::format("--dcp {}: must be between 1 and 64 x TP", o.dcp));
-  if (o.draft_layers < 0 || o.draft_layers > 64) throw InputError(fmt::format("--draft-layers {}: must be between 0 and 64", o.draft_layers));
+  if (o.draft_layers < 0 || o.draft_layers > 64)
+    throw InputError(fmt::format("--draft-layers {}: must be between 0 and 64", o.draft_layers));
   KvProfile p;
   p.kv_dtype = resolve_kv_dtype(o.kv_dtype, m);
   const double elem = kv_dtype_bytes(o.kv_dtype, m);

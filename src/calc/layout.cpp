@@ -1,7 +1,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-
 #include <k3plan/error.hpp>
 #include <k3plan/layout.hpp>
 
@@ -13,7 +12,8 @@ Engine parse_engine(const std::string& s) {
   if (s == "sglang") return Engine::sglang;
   if (s == "vllm") return Engine::vllm;
   const auto hint = closest_match(s, {"sglang", "vllm"});
-  throw InputError(fmt::format("unknown engine '{}'{}", s, hint.empty() ? " (use sglang or vllm)" : fmt::format("; did you mean '{}'?", hint)));
+  throw InputError(
+      fmt::format("unknown engine '{}'{}", s, hint.empty() ? " (use sglang or vllm)" : fmt::format("; did you mean '{}'?", hint)));
 }
 
 namespace {
@@ -50,40 +50,50 @@ std::vector<std::string> layout_refusals(const Model& m, const Gpu& gpu, Engine 
   }
   if (engine == Engine::sglang) {
     const int attn_tp = l.dp_attention ? l.tp / std::max(1, l.dp) : l.tp;
-    if (l.dp_attention && l.tp % l.dp != 0) r.push_back(fmt::format("tp_size ({}) must be divisible by dp_size ({}) with DP attention", l.tp, l.dp));
+    if (l.dp_attention && l.tp % l.dp != 0)
+      r.push_back(fmt::format("tp_size ({}) must be divisible by dp_size ({}) with DP attention", l.tp, l.dp));
     else if (attn_tp > 0 && heads % attn_tp != 0)
       r.push_back(fmt::format("number of attention heads ({}) must be divisible by the attention TP size ({})", heads, attn_tp));
     if (l.tp % l.ep != 0) r.push_back(fmt::format("tp_size {} must be divisible by ep_size {}", l.tp, l.ep));
     if (l.dp > 1 && nodes > 1 && !l.dp_attention) r.push_back("multi-node data parallel is not supported unless dp attention!");
-    if (l.dp > 1 && !l.dp_attention) r.push_back("SGLang --dp-size without --enable-dp-attention runs separate replicas; plan them as separate instances");
+    if (l.dp > 1 && !l.dp_attention)
+      r.push_back("SGLang --dp-size without --enable-dp-attention runs separate replicas; plan them as separate instances");
     if ((l.tp * l.pp) % nodes != 0) r.push_back("tp_size must be divisible by number of nodes");
     if (moe_fp8_block && l.tp % l.ep == 0) {
       const int moe_tp = l.tp / l.ep;
       const auto inter = m.moe->expert_intermediate_size;
       if (inter % moe_tp != 0 || (inter / moe_tp) % 128 != 0)
-        r.push_back(fmt::format("For quantized MoE models, please make sure (moe_intermediate_size={} / moe_tp_size={}) % weight_block_size_n=128 == 0", inter, moe_tp));
+        r.push_back(fmt::format(
+            "For quantized MoE models, please make sure (moe_intermediate_size={} / moe_tp_size={}) % weight_block_size_n=128 == 0", inter,
+            moe_tp));
     }
   } else {
-    if (l.dp_attention) r.push_back("vLLM has no --enable-dp-attention flag (attention is data-parallel across --data-parallel-size ranks)");
-    if (heads % l.tp != 0) r.push_back(fmt::format("Total number of attention heads ({}) must be divisible by tensor parallel size ({}).", heads, l.tp));
+    if (l.dp_attention)
+      r.push_back("vLLM has no --enable-dp-attention flag (attention is data-parallel across --data-parallel-size ranks)");
+    if (heads % l.tp != 0)
+      r.push_back(fmt::format("Total number of attention heads ({}) must be divisible by tensor parallel size ({}).", heads, l.tp));
     if (m.moe && l.ep > 1 && l.ep != l.tp * l.dp)
-      r.push_back(fmt::format("vLLM derives EP_SIZE = TP_SIZE x DP_SIZE = {}; an expert-parallel degree of {} cannot be set", l.tp * l.dp, l.ep));
+      r.push_back(
+          fmt::format("vLLM derives EP_SIZE = TP_SIZE x DP_SIZE = {}; an expert-parallel degree of {} cannot be set", l.tp * l.dp, l.ep));
     if (moe_fp8_block && l.ep == 1) {
       const int moe_tp = l.tp * l.dp;
       const auto inter = m.moe->expert_intermediate_size;
       if (inter % moe_tp != 0 || (inter / moe_tp) % 128 != 0)
-        r.push_back(fmt::format("The output_size of gate's and up's weight = {} is not divisible by weight quantization block_n = 128.", inter / std::max(1, moe_tp)));
+        r.push_back(fmt::format("The output_size of gate's and up's weight = {} is not divisible by weight quantization block_n = 128.",
+                                inter / std::max(1, moe_tp)));
     }
     if (fp8_block(m.precision_of(ParamGroup::dense_mlp)) && m.dense_intermediate_size > 0) {
       const auto inter = m.dense_intermediate_size;
       if (inter % l.tp != 0 || (inter / l.tp) % 128 != 0)
-        r.push_back(fmt::format("The output_size of gate's and up's weight = {} is not divisible by weight quantization block_n = 128.", inter / l.tp));
+        r.push_back(fmt::format("The output_size of gate's and up's weight = {} is not divisible by weight quantization block_n = 128.",
+                                inter / l.tp));
     }
   }
   if (warnings && l.tp > gpu.gpus_per_node && l.tp > gpu.scaleup_domain_gpus)
-    warnings->push_back(fmt::format("tensor parallel {} spans {} nodes: its all-reduces cross the scale-out network (slow); "
-                                    "prefer TP within a node with PP or DP across nodes",
-                                    l.tp, (l.tp + gpu.gpus_per_node - 1) / gpu.gpus_per_node));
+    warnings->push_back(
+        fmt::format("tensor parallel {} spans {} nodes: its all-reduces cross the scale-out network (slow); "
+                    "prefer TP within a node with PP or DP across nodes",
+                    l.tp, (l.tp + gpu.gpus_per_node - 1) / gpu.gpus_per_node));
   return r;
 }
 
@@ -146,8 +156,8 @@ LowerBound weights_lower_bound(const Model& m, const Gpu& gpu, double weights_by
             s.ep = ep;
             break;
           }
-      found = layout_refusals(m, gpu, Engine::sglang, s).empty() &&
-              layout_refusals(m, gpu, Engine::vllm, vllm_layout_for(m, gpu, n)).empty();
+      found =
+          layout_refusals(m, gpu, Engine::sglang, s).empty() && layout_refusals(m, gpu, Engine::vllm, vllm_layout_for(m, gpu, n)).empty();
     }
     if (!found) continue;
     b.deployable_found = true;

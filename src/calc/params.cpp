@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-
 #include <k3plan/error.hpp>
 #include <k3plan/params.hpp>
 
@@ -30,12 +29,14 @@ double attention_params(const Model& m, const AttentionBlock& b) {
     case AttnKind::mla: {
       const double qk = d(b.qk_nope_head_dim) + b.qk_rope_head_dim;
       double p = 0;
-      if (b.q_lora_rank > 0) p += h * b.q_lora_rank + b.q_lora_rank + d(b.q_lora_rank) * b.num_heads * qk;
-      else p += h * b.num_heads * qk;
+      if (b.q_lora_rank > 0)
+        p += h * b.q_lora_rank + b.q_lora_rank + d(b.q_lora_rank) * b.num_heads * qk;
+      else
+        p += h * b.num_heads * qk;
       p += h * (d(b.kv_lora_rank) + b.qk_rope_head_dim) + b.kv_lora_rank;             // kv_a + norm
       p += d(b.kv_lora_rank) * b.num_heads * (d(b.qk_nope_head_dim) + b.v_head_dim);  // kv_b
-      p += d(b.num_heads) * b.v_head_dim * h;                                           // o_proj
-      if (b.output_gate) p += h * b.num_heads * b.v_head_dim;                           // sigmoid gate
+      p += d(b.num_heads) * b.v_head_dim * h;                                         // o_proj
+      if (b.output_gate) p += h * b.num_heads * b.v_head_dim;                         // sigmoid gate
       if (b.indexer_heads > 0) {  // DSA lightning indexer: wq_b, wk, k_norm, weights_proj
         const double qin = b.q_lora_rank > 0 ? b.q_lora_rank : h;
         p += qin * b.indexer_heads * b.indexer_head_dim + h * b.indexer_head_dim + 2.0 * b.indexer_head_dim + h * b.indexer_heads;
@@ -72,8 +73,10 @@ double attention_params(const Model& m, const AttentionBlock& b) {
       const double qdim = d(b.num_heads) * b.head_dim;
       double p = h * b.q_lora_rank + b.q_lora_rank + d(b.q_lora_rank) * qdim;
       p += h * b.head_dim * b.num_kv_heads + b.head_dim;
-      if (b.o_lora_rank > 0 && b.o_groups > 0) p += qdim * b.o_lora_rank + d(b.o_groups) * b.o_lora_rank * h;
-      else p += qdim * h;
+      if (b.o_lora_rank > 0 && b.o_groups > 0)
+        p += qdim * b.o_lora_rank + d(b.o_groups) * b.o_lora_rank * h;
+      else
+        p += qdim * h;
       if (b.compress_ratio > 0) {
         const double overlap = b.compress_ratio == 4 ? 2.0 : 1.0;
         p += 2 * h * b.head_dim * overlap;  // compressor kv + gate
@@ -194,8 +197,9 @@ const PrecisionFormat& precision_format(const std::string& name) {
   std::vector<std::string> names;
   for (const auto& f : precision_formats()) names.push_back(f.name);
   const auto hint = closest_match(name, names);
-  throw InputError(fmt::format("unknown precision '{}'{}", name,
-                               hint.empty() ? fmt::format(" (known: {})", fmt::join(names, ", ")) : fmt::format("; did you mean '{}'?", hint)));
+  throw InputError(
+      fmt::format("unknown precision '{}'{}", name,
+                  hint.empty() ? fmt::format(" (known: {})", fmt::join(names, ", ")) : fmt::format("; did you mean '{}'?", hint)));
 }
 
 WeightBytes weights_uniform(const ParamCounts& p, const std::string& precision) {

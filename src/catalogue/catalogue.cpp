@@ -4,11 +4,10 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
 #include <k3plan/catalogue.hpp>
 #include <k3plan/embedded.hpp>
 #include <k3plan/error.hpp>
+#include <sstream>
 
 #include "yaml_reader.hpp"
 
@@ -41,22 +40,21 @@ AttnKind parse_kind(const YamlReader& r, const YAML::Node& n, const std::string&
 
 AttentionBlock parse_block(const YamlReader& r, const std::string& name, const YAML::Node& n, const std::string& ctx,
                            const std::string& src, std::vector<Assumption>* as, const std::string& owner) {
-  r.check_keys(n, {"kind", "num_heads", "num_kv_heads", "head_dim", "v_head_dim", "sliding_window", "qkv_bias", "sinks",
-                   "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "output_gate", "indexer",
-                   "conv_kernel", "full_rank_gate", "num_k_heads", "num_v_heads", "head_k_dim", "head_v_dim",
-                   "state_size", "n_groups", "compress_ratio", "o_lora_rank", "o_groups", "mlp"},
+  r.check_keys(n, {"kind",        "num_heads",  "num_kv_heads", "head_dim",       "v_head_dim",       "sliding_window",
+                   "qkv_bias",    "sinks",      "q_lora_rank",  "kv_lora_rank",   "qk_nope_head_dim", "qk_rope_head_dim",
+                   "output_gate", "indexer",    "conv_kernel",  "full_rank_gate", "num_k_heads",      "num_v_heads",
+                   "head_k_dim",  "head_v_dim", "state_size",   "n_groups",       "compress_ratio",   "o_lora_rank",
+                   "o_groups",    "mlp"},
                ctx);
   AttentionBlock b;
   b.name = name;
   b.kind = parse_kind(r, n, ctx);
-  auto i = [&](const char* key, bool required) {
-    return static_cast<int>(r.figure(n, key, ctx, required, src, 0, 1e7, as, owner).value);
-  };
+  auto i = [&](const char* key, bool required) { return static_cast<int>(r.figure(n, key, ctx, required, src, 0, 1e7, as, owner).value); };
   const bool attn = b.kind == AttnKind::gqa || b.kind == AttnKind::mla || b.kind == AttnKind::compressed;
   b.num_heads = i("num_heads", b.kind != AttnKind::gdn);
   b.num_kv_heads = i("num_kv_heads", b.kind == AttnKind::gqa || b.kind == AttnKind::compressed);
-  b.head_dim = i("head_dim", b.kind == AttnKind::gqa || b.kind == AttnKind::kda || b.kind == AttnKind::compressed ||
-                                 b.kind == AttnKind::mamba2);
+  b.head_dim =
+      i("head_dim", b.kind == AttnKind::gqa || b.kind == AttnKind::kda || b.kind == AttnKind::compressed || b.kind == AttnKind::mamba2);
   b.v_head_dim = i("v_head_dim", b.kind == AttnKind::mla);
   if (b.kind == AttnKind::gqa && b.v_head_dim == 0) b.v_head_dim = b.head_dim;
   b.sliding_window = i("sliding_window", b.kind == AttnKind::compressed);
@@ -75,8 +73,7 @@ AttentionBlock parse_block(const YamlReader& r, const std::string& name, const Y
   }
   b.conv_kernel = i("conv_kernel", b.is_linear());
   b.full_rank_gate = r.boolean(n, "full_rank_gate", ctx, false);
-  if (r.has(n, "full_rank_gate") && n["full_rank_gate"].IsMap())
-    r.figure(n, "full_rank_gate", ctx, false, src, 0, 1, as, owner);
+  if (r.has(n, "full_rank_gate") && n["full_rank_gate"].IsMap()) r.figure(n, "full_rank_gate", ctx, false, src, 0, 1, as, owner);
   b.num_k_heads = i("num_k_heads", b.kind == AttnKind::gdn);
   b.num_v_heads = i("num_v_heads", b.kind == AttnKind::gdn);
   b.head_k_dim = i("head_k_dim", b.kind == AttnKind::gdn);
@@ -151,9 +148,12 @@ Model parse_model_yaml(const std::string& text, const std::string& origin) {
     const auto p = root["published"];
     r.check_keys(p, {"params_total", "params_active", "checkpoint_bytes", "source"}, "published");
     const std::string psrc = r.str(p, "source", "published", false, m.source);
-    if (r.has(p, "params_total")) m.published_params_total = r.figure(p, "params_total", "published", true, psrc, 1, 1e14, &m.assumptions, owner);
-    if (r.has(p, "params_active")) m.published_params_active = r.figure(p, "params_active", "published", true, psrc, 1, 1e14, &m.assumptions, owner);
-    if (r.has(p, "checkpoint_bytes")) m.published_checkpoint_bytes = r.figure(p, "checkpoint_bytes", "published", true, psrc, 1, 1e15, &m.assumptions, owner);
+    if (r.has(p, "params_total"))
+      m.published_params_total = r.figure(p, "params_total", "published", true, psrc, 1, 1e14, &m.assumptions, owner);
+    if (r.has(p, "params_active"))
+      m.published_params_active = r.figure(p, "params_active", "published", true, psrc, 1, 1e14, &m.assumptions, owner);
+    if (r.has(p, "checkpoint_bytes"))
+      m.published_checkpoint_bytes = r.figure(p, "checkpoint_bytes", "published", true, psrc, 1, 1e15, &m.assumptions, owner);
   }
   if (r.has(root, "engine")) {
     const auto e = root["engine"];
@@ -164,8 +164,9 @@ Model parse_model_yaml(const std::string& text, const std::string& origin) {
   }
   const auto a = root["architecture"];
   if (!a.IsDefined()) r.fail(root, "architecture", "missing");
-  r.check_keys(a, {"hidden_size", "vocab_size", "tie_word_embeddings", "max_context", "dtype", "dense_intermediate_size",
-                   "attention", "layers", "moe", "mtp_layers", "vision_params"},
+  r.check_keys(a,
+               {"hidden_size", "vocab_size", "tie_word_embeddings", "max_context", "dtype", "dense_intermediate_size", "attention",
+                "layers", "moe", "mtp_layers", "vision_params"},
                "architecture");
   const std::string A = "architecture";
   auto fig = [&](const YAML::Node& n, const char* key, const std::string& ctx, bool required, double lo, double hi) {
@@ -191,16 +192,16 @@ Model parse_model_yaml(const std::string& text, const std::string& origin) {
   if (r.has(a, "moe")) {
     const auto e = a["moe"];
     const std::string C = A + ".moe";
-    r.check_keys(e, {"routed_experts", "experts_per_token", "shared_experts", "expert_intermediate_size",
-                     "shared_intermediate_size", "first_dense_layers", "latent_size"},
+    r.check_keys(e,
+                 {"routed_experts", "experts_per_token", "shared_experts", "expert_intermediate_size", "shared_intermediate_size",
+                  "first_dense_layers", "latent_size"},
                  C);
     MoE moe;
     moe.routed_experts = static_cast<int>(fig(e, "routed_experts", C, true, 1, 1e5));
     moe.experts_per_token = static_cast<int>(fig(e, "experts_per_token", C, true, 1, 1e4));
     moe.shared_experts = static_cast<int>(fig(e, "shared_experts", C, false, 0, 1e3));
     moe.expert_intermediate_size = static_cast<std::int64_t>(fig(e, "expert_intermediate_size", C, true, 1, 1e7));
-    moe.shared_intermediate_size = static_cast<std::int64_t>(
-        fig(e, "shared_intermediate_size", C, false, 0, 1e7));
+    moe.shared_intermediate_size = static_cast<std::int64_t>(fig(e, "shared_intermediate_size", C, false, 0, 1e7));
     if (!r.has(e, "shared_intermediate_size")) moe.shared_intermediate_size = moe.shared_experts * moe.expert_intermediate_size;
     moe.first_dense_layers = static_cast<int>(fig(e, "first_dense_layers", C, false, 0, 1e4));
     moe.latent_size = static_cast<int>(fig(e, "latent_size", C, false, 0, 1e6));
@@ -215,8 +216,10 @@ Model parse_model_yaml(const std::string& text, const std::string& origin) {
       const std::string key = kv.first.as<std::string>();
       if (!kv.second.IsScalar()) r.fail(kv.second, "precision." + key, "expected a format name");
       const std::string fmt_name = kv.second.Scalar();
-      if (key == "default") m.default_precision = fmt_name;
-      else m.precision[parse_group(r, kv.first, key, "precision")] = fmt_name;
+      if (key == "default")
+        m.default_precision = fmt_name;
+      else
+        m.precision[parse_group(r, kv.first, key, "precision")] = fmt_name;
     }
   }
   for (const auto& b : m.blocks) {
@@ -231,9 +234,11 @@ Model parse_model_yaml(const std::string& text, const std::string& origin) {
 namespace {
 
 Gpu parse_gpu(const YamlReader& r, const YAML::Node& n, const std::string& ctx) {
-  r.check_keys(n, {"id", "name", "vendor", "aliases", "source", "hbm_gb", "memory_reported_mib", "memory_engine_total_mib", "hbm_bandwidth_tb_s",
-                   "tflops_dense", "native_formats", "scaleup_gb_s", "gpus_per_node", "scaleup_domain_gpus", "power_w", "price"},
-               ctx);
+  r.check_keys(
+      n,
+      {"id", "name", "vendor", "aliases", "source", "hbm_gb", "memory_reported_mib", "memory_engine_total_mib", "hbm_bandwidth_tb_s",
+       "tflops_dense", "native_formats", "scaleup_gb_s", "gpus_per_node", "scaleup_domain_gpus", "power_w", "price"},
+      ctx);
   Gpu g;
   g.origin = r.origin();
   g.id = lower(r.str(n, "id", ctx, true));
@@ -266,7 +271,8 @@ Gpu parse_gpu(const YamlReader& r, const YAML::Node& n, const std::string& ctx) 
     g.price_usd_per_hour = r.figure(p, "usd_per_hour", c + ".price", true, psrc, 0.001, 1e4, &g.assumptions, g.id);
     g.price_date = r.str(p, "date", c + ".price", true);
   }
-  if (g.reported_bytes() > g.nominal_bytes() * 1.2) r.fail(n["memory_reported_mib"], c + ".memory_reported_mib", "larger than the memory as sold");
+  if (g.reported_bytes() > g.nominal_bytes() * 1.2)
+    r.fail(n["memory_reported_mib"], c + ".memory_reported_mib", "larger than the memory as sold");
   return g;
 }
 
@@ -349,7 +355,8 @@ Catalogue Catalogue::embedded() {
   // the commands that use them
   for (const auto& f : embedded_files()) {
     const std::string path = f.path;
-    const bool entry = path == "gpus.yaml" || path == "prices.yaml" || path.rfind("models/", 0) == 0 || path.rfind("validation/models/", 0) == 0;
+    const bool entry =
+        path == "gpus.yaml" || path == "prices.yaml" || path.rfind("models/", 0) == 0 || path.rfind("validation/models/", 0) == 0;
     if (entry) c.add_text(std::string(f.text), "data/" + path);
   }
   return c;
@@ -395,8 +402,9 @@ const Gpu& Catalogue::gpu(const std::string& id_or_alias) const {
     names.push_back(g.id);
   }
   const auto hint = closest_match(key, names);
-  throw InputError(fmt::format("unknown GPU '{}'{}", id_or_alias,
-                               hint.empty() ? fmt::format(" (known: {})", fmt::join(names, ", ")) : fmt::format("; did you mean '{}'?", hint)));
+  throw InputError(
+      fmt::format("unknown GPU '{}'{}", id_or_alias,
+                  hint.empty() ? fmt::format(" (known: {})", fmt::join(names, ", ")) : fmt::format("; did you mean '{}'?", hint)));
 }
 
 const Model* Catalogue::find_model(const std::string& id_or_alias) const {
@@ -414,8 +422,9 @@ const Model& Catalogue::model(const std::string& id_or_alias) const {
   std::vector<std::string> names;
   for (const auto& m : models_) names.push_back(m.id);
   const auto hint = closest_match(id_or_alias, names);
-  throw InputError(fmt::format("unknown model '{}'{}", id_or_alias,
-                               hint.empty() ? " (run `k3plan models`, or pass a model YAML or a config.json)" : fmt::format("; did you mean '{}'?", hint)));
+  throw InputError(fmt::format(
+      "unknown model '{}'{}", id_or_alias,
+      hint.empty() ? " (run `k3plan models`, or pass a model YAML or a config.json)" : fmt::format("; did you mean '{}'?", hint)));
 }
 
 Model resolve_model(const Catalogue& cat, const std::string& spec) {

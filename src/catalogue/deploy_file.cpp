@@ -4,13 +4,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <cmath>
-#include <set>
-
+#include <cstdlib>
 #include <k3plan/deploy.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/units.hpp>
+#include <set>
 
 #include "yaml_reader.hpp"
 
@@ -26,8 +25,10 @@ std::string shell_quote(const std::string& s) {
   // single quotes make everything literal; a single quote itself becomes '\''
   std::string o = "'";
   for (char c : s) {
-    if (c == '\'') o += "'\\''";
-    else o += c;
+    if (c == '\'')
+      o += "'\\''";
+    else
+      o += c;
   }
   return o + "'";
 }
@@ -36,14 +37,26 @@ std::string yaml_quote(const std::string& s) {
   std::string o = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
-      case '\r': o += "\\r"; break;
-      case '\t': o += "\\t"; break;
+      case '"':
+        o += "\\\"";
+        break;
+      case '\\':
+        o += "\\\\";
+        break;
+      case '\n':
+        o += "\\n";
+        break;
+      case '\r':
+        o += "\\r";
+        break;
+      case '\t':
+        o += "\\t";
+        break;
       default:
-        if (c < 0x20 || c == 0x7f) o += fmt::format("\\x{:02x}", c);
-        else o += static_cast<char>(c);
+        if (c < 0x20 || c == 0x7f)
+          o += fmt::format("\\x{:02x}", c);
+        else
+          o += static_cast<char>(c);
     }
   }
   return o + "\"";
@@ -61,7 +74,9 @@ struct Reader {
   std::vector<Finding>& findings;
   Deployment& d;
 
-  void error(const std::string& rule, const std::string& msg, const YAML::Node& n) { findings.push_back({rule, "error", msg, at(file, n)}); }
+  void error(const std::string& rule, const std::string& msg, const YAML::Node& n) {
+    findings.push_back({rule, "error", msg, at(file, n)});
+  }
 
   void keys(const YAML::Node& map, std::initializer_list<const char*> allowed, const std::string& ctx) {
     std::vector<std::string> names(allowed.begin(), allowed.end());
@@ -72,7 +87,8 @@ struct Reader {
       if (!seen.insert(key).second) error("schema/duplicate-key", fmt::format("duplicate key '{}'", field), kv.first);
       if (std::find(names.begin(), names.end(), key) == names.end()) {
         const auto hint = closest_match(key, names);
-        error("schema/unknown-key", fmt::format("unknown key '{}'{}", field, hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)), kv.first);
+        error("schema/unknown-key", fmt::format("unknown key '{}'{}", field, hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)),
+              kv.first);
       }
     }
   }
@@ -153,20 +169,30 @@ Deployment parse_deployment(const std::string& text, const std::string& origin, 
   Deployment d;
   d.file = origin;
   Reader r{origin, findings, d};
-  r.keys(root, {"model", "gpu", "gpus", "nodes", "engine", "parallel", "context", "users", "kv_dtype", "engine_args", "serve", "budget"}, "");
-  if (auto v = r.str(root, "model", "model")) d.model = *v;
-  else r.error("schema/missing", "missing required field 'model'", root);
-  if (auto v = r.str(root, "gpu", "gpu")) d.gpu = *v;
-  else r.error("schema/missing", "missing required field 'gpu'", root);
+  r.keys(root, {"model", "gpu", "gpus", "nodes", "engine", "parallel", "context", "users", "kv_dtype", "engine_args", "serve", "budget"},
+         "");
+  if (auto v = r.str(root, "model", "model"))
+    d.model = *v;
+  else
+    r.error("schema/missing", "missing required field 'model'", root);
+  if (auto v = r.str(root, "gpu", "gpu"))
+    d.gpu = *v;
+  else
+    r.error("schema/missing", "missing required field 'gpu'", root);
   if (auto v = r.num(root, "gpus", "gpus", 1, 100000, true)) d.gpus = static_cast<int>(*v);
   if (auto v = r.num(root, "nodes", "nodes", 1, 10000, true)) d.nodes = static_cast<int>(*v);
-  if (d.gpus == 0 && d.nodes == 0 && !root["gpus"].IsDefined() && !root["nodes"].IsDefined()) r.error("schema/missing", "missing 'gpus' (or 'nodes')", root);
+  if (d.gpus == 0 && d.nodes == 0 && !root["gpus"].IsDefined() && !root["nodes"].IsDefined())
+    r.error("schema/missing", "missing 'gpus' (or 'nodes')", root);
   if (auto v = r.str(root, "engine", "engine")) {
-    if (*v == "sglang") d.engine = Engine::sglang;
-    else if (*v == "vllm") d.engine = Engine::vllm;
+    if (*v == "sglang")
+      d.engine = Engine::sglang;
+    else if (*v == "vllm")
+      d.engine = Engine::vllm;
     else {
       const auto hint = closest_match(*v, {"sglang", "vllm"});
-      r.error("schema/enum", fmt::format("unknown engine '{}'{}", *v, hint.empty() ? " (use sglang or vllm)" : fmt::format("; did you mean '{}'?", hint)), root["engine"]);
+      r.error("schema/enum",
+              fmt::format("unknown engine '{}'{}", *v, hint.empty() ? " (use sglang or vllm)" : fmt::format("; did you mean '{}'?", hint)),
+              root["engine"]);
     }
   }
   if (root["parallel"].IsDefined()) {
@@ -193,14 +219,21 @@ Deployment parse_deployment(const std::string& text, const std::string& origin, 
     if (!e.IsMap()) {
       r.error("schema/type", "'engine_args' must be a mapping", e);
     } else {
-      r.keys(e, {"mem_fraction_static", "gpu_memory_utilization", "chunked_prefill_size", "max_num_batched_tokens", "max_num_seqs", "cuda_graph_max_bs", "max_running_requests"}, "engine_args");
+      r.keys(e,
+             {"mem_fraction_static", "gpu_memory_utilization", "chunked_prefill_size", "max_num_batched_tokens", "max_num_seqs",
+              "cuda_graph_max_bs", "max_running_requests"},
+             "engine_args");
       d.mem_fraction_static = r.num(e, "mem_fraction_static", "engine_args.mem_fraction_static", 0.01, 0.999, false);
       d.gpu_memory_utilization = r.num(e, "gpu_memory_utilization", "engine_args.gpu_memory_utilization", 0.01, 1.0, false);
-      if (auto v = r.num(e, "chunked_prefill_size", "engine_args.chunked_prefill_size", 1, 1 << 24, true)) d.chunked_prefill_size = static_cast<std::int64_t>(*v);
-      if (auto v = r.num(e, "max_num_batched_tokens", "engine_args.max_num_batched_tokens", 1, 1 << 24, true)) d.max_num_batched_tokens = static_cast<std::int64_t>(*v);
+      if (auto v = r.num(e, "chunked_prefill_size", "engine_args.chunked_prefill_size", 1, 1 << 24, true))
+        d.chunked_prefill_size = static_cast<std::int64_t>(*v);
+      if (auto v = r.num(e, "max_num_batched_tokens", "engine_args.max_num_batched_tokens", 1, 1 << 24, true))
+        d.max_num_batched_tokens = static_cast<std::int64_t>(*v);
       if (auto v = r.num(e, "max_num_seqs", "engine_args.max_num_seqs", 1, 1 << 20, true)) d.max_num_seqs = static_cast<std::int64_t>(*v);
-      if (auto v = r.num(e, "max_running_requests", "engine_args.max_running_requests", 1, 1 << 20, true)) d.max_num_seqs = static_cast<std::int64_t>(*v);
-      if (auto v = r.num(e, "cuda_graph_max_bs", "engine_args.cuda_graph_max_bs", 1, 65536, true)) d.cuda_graph_max_bs = static_cast<int>(*v);
+      if (auto v = r.num(e, "max_running_requests", "engine_args.max_running_requests", 1, 1 << 20, true))
+        d.max_num_seqs = static_cast<std::int64_t>(*v);
+      if (auto v = r.num(e, "cuda_graph_max_bs", "engine_args.cuda_graph_max_bs", 1, 65536, true))
+        d.cuda_graph_max_bs = static_cast<int>(*v);
     }
   }
   if (root["serve"].IsDefined()) {
@@ -468,9 +501,12 @@ Deployment parse_launch_command(const std::string& text, const std::string& orig
       ++k;  // an unknown flag with a value: skip the value
     }
   }
-  if (d.engine == Engine::vllm) d.layout.ep = ep_enabled ? d.layout.tp * d.layout.dp : 1;
-  else d.layout.ep = ep_size > 0 ? ep_size : 1;
-  if (d.model_path.empty()) findings.push_back({"command/model", "error", "no model given (--model-path / positional model)", {origin, 1, 1}});
+  if (d.engine == Engine::vllm)
+    d.layout.ep = ep_enabled ? d.layout.tp * d.layout.dp : 1;
+  else
+    d.layout.ep = ep_size > 0 ? ep_size : 1;
+  if (d.model_path.empty())
+    findings.push_back({"command/model", "error", "no model given (--model-path / positional model)", {origin, 1, 1}});
   d.model = d.model_path;
   if (d.trust_remote_code == std::nullopt) d.trust_remote_code = false;
   return d;

@@ -3,14 +3,13 @@
 // full_attention_interval, hybrid_override_pattern, compress_ratios) and the precision given by
 // quantization_config.
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <set>
-
 #include <k3plan/catalogue.hpp>
 #include <k3plan/error.hpp>
+#include <nlohmann/json.hpp>
+#include <set>
 
 namespace k3plan {
 
@@ -89,14 +88,20 @@ void apply_quantization(Model& m, const json& q, const std::string& origin) {
         }
       }
     }
-    if (fmt_name.find("mxfp4") != std::string::npos) f = "mxfp4";
-    else if (fmt_name.find("nvfp4") != std::string::npos) f = "nvfp4";
-    else if (fmt_name.find("float-quantized") != std::string::npos || (bits == 8 && type == "float")) f = "fp8";
-    else if (bits == 8) f = "int8";
-    else if (bits == 4) f = "int4-g128";
+    if (fmt_name.find("mxfp4") != std::string::npos)
+      f = "mxfp4";
+    else if (fmt_name.find("nvfp4") != std::string::npos)
+      f = "nvfp4";
+    else if (fmt_name.find("float-quantized") != std::string::npos || (bits == 8 && type == "float"))
+      f = "fp8";
+    else if (bits == 8)
+      f = "int8";
+    else if (bits == 4)
+      f = "int4-g128";
     quantize_linear(f);
     if (f == "mxfp4" || f == "nvfp4") {
-      add_assumption(m.assumptions, {m.id + " precision", "compressed-tensors ignore list read by substring; LatentMoE projections assumed bf16"});
+      add_assumption(m.assumptions,
+                     {m.id + " precision", "compressed-tensors ignore list read by substring; LatentMoE projections assumed bf16"});
     }
   } else if (method == "modelopt") {
     const std::string algo = q.value("quant_algo", std::string());
@@ -104,7 +109,9 @@ void apply_quantization(Model& m, const json& q, const std::string& origin) {
   } else if (method == "awq" || method == "gptq") {
     quantize_linear(q.value("bits", 4) == 8 ? "int8" : "int4-g128");
   } else if (!method.empty()) {
-    throw InputError(fmt::format("{}: field 'quantization_config.quant_method': unsupported '{}' (known: fp8, mxfp4, compressed-tensors, modelopt, awq, gptq)", origin, method));
+    throw InputError(fmt::format(
+        "{}: field 'quantization_config.quant_method': unsupported '{}' (known: fp8, mxfp4, compressed-tensors, modelopt, awq, gptq)",
+        origin, method));
   }
 }
 
@@ -120,14 +127,28 @@ std::string python_json_to_json(const std::string& text) {
     const char c = text[i];
     if (in_string) {
       out += c;
-      if (c == '\\' && i + 1 < text.size()) out += text[++i];
-      else if (c == '"') in_string = false;
+      if (c == '\\' && i + 1 < text.size())
+        out += text[++i];
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') in_string = true;
-    if (text.compare(i, 9, "-Infinity") == 0) { out += "null"; i += 8; continue; }
-    if (text.compare(i, 8, "Infinity") == 0) { out += "null"; i += 7; continue; }
-    if (text.compare(i, 3, "NaN") == 0) { out += "null"; i += 2; continue; }
+    if (text.compare(i, 9, "-Infinity") == 0) {
+      out += "null";
+      i += 8;
+      continue;
+    }
+    if (text.compare(i, 8, "Infinity") == 0) {
+      out += "null";
+      i += 7;
+      continue;
+    }
+    if (text.compare(i, 3, "NaN") == 0) {
+      out += "null";
+      i += 2;
+      continue;
+    }
     out += c;
   }
   return out;
@@ -163,7 +184,8 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
 
   m.hidden_size = c.integer({"hidden_size", "d_model", "n_embd"}, 0, true);
   m.vocab_size = c.integer({"vocab_size", "padded_vocab_size"}, 0, true);
-  m.tie_word_embeddings = c.has("tie_word_embeddings") ? c.boolean("tie_word_embeddings", false) : top.boolean("tie_word_embeddings", false);
+  m.tie_word_embeddings =
+      c.has("tie_word_embeddings") ? c.boolean("tie_word_embeddings", false) : top.boolean("tie_word_embeddings", false);
   m.max_context = c.integer({"max_position_embeddings", "max_sequence_length", "seq_length", "model_max_length"}, 0, true);
   const int layers = as_int(c.integer({"num_hidden_layers", "n_layer", "num_layers"}, 0, true));
   if (layers <= 0 || layers > 10000) throw InputError(fmt::format("{}: field 'num_hidden_layers': {} is out of range", origin, layers));
@@ -181,11 +203,13 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     e.shared_experts = as_int(c.integer({"n_shared_experts", "num_shared_experts"}, 0));
     // gpt-oss and MiniMax put the per-expert width in intermediate_size
     const bool expert_width_in_intermediate = c.has("num_local_experts") && !c.has("moe_intermediate_size");
-    e.expert_intermediate_size = expert_width_in_intermediate ? c.integer({"intermediate_size"}, 0, true)
-                                                              : c.integer({"moe_intermediate_size"}, 0, true);
+    e.expert_intermediate_size =
+        expert_width_in_intermediate ? c.integer({"intermediate_size"}, 0, true) : c.integer({"moe_intermediate_size"}, 0, true);
     e.shared_intermediate_size = c.integer({"shared_expert_intermediate_size", "shared_intermediate_size"}, -1);
-    if (e.shared_intermediate_size < 0) e.shared_intermediate_size = e.shared_experts * e.expert_intermediate_size;
-    else if (e.shared_intermediate_size > 0 && e.shared_experts == 0) e.shared_experts = 1;
+    if (e.shared_intermediate_size < 0)
+      e.shared_intermediate_size = e.shared_experts * e.expert_intermediate_size;
+    else if (e.shared_intermediate_size > 0 && e.shared_experts == 0)
+      e.shared_experts = 1;
     e.first_dense_layers = as_int(c.integer({"first_k_dense_replace", "first_dense_layers"}, 0));
     if (c.has("mlp_only_layers") && c.j["mlp_only_layers"].is_array() && !c.j["mlp_only_layers"].empty())
       add_assumption(m.assumptions, {m.id + " mlp_only_layers", "non-leading dense layers counted as MoE"});
@@ -256,7 +280,8 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     full.sliding_window = as_int(c.integer({"sliding_window"}, 128));
     full.sinks = true;
     for (int i = 0; i < layers; ++i) {
-      if (!cr[static_cast<std::size_t>(i)].is_number_integer()) throw InputError(fmt::format("{}: field 'compress_ratios[{}]': expected an integer", origin, i));
+      if (!cr[static_cast<std::size_t>(i)].is_number_integer())
+        throw InputError(fmt::format("{}: field 'compress_ratios[{}]': expected an integer", origin, i));
       const int r = cr[static_cast<std::size_t>(i)].get<int>();
       AttentionBlock b = full;
       b.compress_ratio = r;
@@ -278,7 +303,8 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     kda.conv_kernel = as_int(l.integer({"short_conv_kernel_size"}, 4));
     kda.full_rank_gate = l.boolean("use_full_rank_gate", false);
     if (kda.full_rank_gate)
-      add_assumption(m.assumptions, {m.id + " linear_attn_config.use_full_rank_gate", "read as a full-rank forget gate; output gate low-rank (layer code unpublished)"});
+      add_assumption(m.assumptions, {m.id + " linear_attn_config.use_full_rank_gate",
+                                     "read as a full-rank forget gate; output gate low-rank (layer code unpublished)"});
     const int kda_i = add_block(kda);
     const int full_i = add_block(full);
     std::set<int> full_layers;
@@ -307,15 +333,21 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     mlp.name = "mlp";
     for (int i = 0; i < layers; ++i) {
       const char ch = pat[static_cast<std::size_t>(i)];
-      if (ch == 'M') per_layer[static_cast<std::size_t>(i)] = add_block(mb);
-      else if (ch == '*') per_layer[static_cast<std::size_t>(i)] = add_block(att);
-      else if (ch == '-') per_layer[static_cast<std::size_t>(i)] = add_block(mlp);
-      else throw InputError(fmt::format("{}: field 'hybrid_override_pattern[{}]': unknown layer '{}' (expected M, * or -)", origin, i, ch));
+      if (ch == 'M')
+        per_layer[static_cast<std::size_t>(i)] = add_block(mb);
+      else if (ch == '*')
+        per_layer[static_cast<std::size_t>(i)] = add_block(att);
+      else if (ch == '-')
+        per_layer[static_cast<std::size_t>(i)] = add_block(mlp);
+      else
+        throw InputError(fmt::format("{}: field 'hybrid_override_pattern[{}]': unknown layer '{}' (expected M, * or -)", origin, i, ch));
     }
   } else if (c.has("layer_types") && c.j["layer_types"].is_array()) {
     const auto& lt = c.j["layer_types"];
     for (int i = 0; i < layers; ++i) {
-      const std::string t = static_cast<std::size_t>(i) < lt.size() && lt[static_cast<std::size_t>(i)].is_string() ? lt[static_cast<std::size_t>(i)].get<std::string>() : "full_attention";
+      const std::string t = static_cast<std::size_t>(i) < lt.size() && lt[static_cast<std::size_t>(i)].is_string()
+                                ? lt[static_cast<std::size_t>(i)].get<std::string>()
+                                : "full_attention";
       if (t == "sliding_attention") {
         AttentionBlock b = full;
         b.name = "sliding";
@@ -336,7 +368,8 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     for (int i = 0; i < layers; ++i) per_layer[static_cast<std::size_t>(i)] = ((i + 1) % std::max(1, every)) ? gi : fi;
   } else {
     const int sw = as_int(c.integer({"sliding_window"}, 0));
-    const bool use_sw = sw > 0 && c.boolean("use_sliding_window", true) && c.str("model_type") != "qwen3" && c.str("model_type") != "qwen3_moe";
+    const bool use_sw =
+        sw > 0 && c.boolean("use_sliding_window", true) && c.str("model_type") != "qwen3" && c.str("model_type") != "qwen3_moe";
     if (use_sw) full.sliding_window = sw;
     const int fi = add_block(full);
     for (int i = 0; i < layers; ++i) per_layer[static_cast<std::size_t>(i)] = fi;
@@ -358,13 +391,16 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     const double vl = static_cast<double>(v.integer({"vt_num_hidden_layers", "num_hidden_layers", "depth"}, 0));
     m.vision_params = vl * (4 * vh * vh + 2 * vh * vi);
     if (m.vision_params > 0)
-      add_assumption(m.assumptions, {m.id + " vision_config", "vision tower estimated as layers x (4 h^2 + 2 h x intermediate), projector excluded"});
+      add_assumption(m.assumptions,
+                     {m.id + " vision_config", "vision tower estimated as layers x (4 h^2 + 2 h x intermediate), projector excluded"});
   }
 
   // ---- precision ---------------------------------------------------------------------------------
   const json* q = nullptr;
-  if (tj.contains("quantization_config")) q = &tj["quantization_config"];
-  else if (root.contains("quantization_config")) q = &root["quantization_config"];
+  if (tj.contains("quantization_config"))
+    q = &tj["quantization_config"];
+  else if (root.contains("quantization_config"))
+    q = &root["quantization_config"];
   if (q) apply_quantization(m, *q, origin);
   if (!hf_quant_config.empty()) {
     try {

@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <limits>
-
 #include <k3plan/error.hpp>
 #include <k3plan/figure.hpp>
 #include <k3plan/gpu.hpp>
 #include <k3plan/model.hpp>
 #include <k3plan/units.hpp>
+#include <limits>
 
 namespace k3plan {
 
@@ -64,8 +63,10 @@ std::int64_t parse_context(std::string_view text, std::string_view what) {
   if (t.empty()) throw InputError(fmt::format("{}: empty value", what));
   std::int64_t mult = 1;
   const char suffix = t.back();
-  if (suffix == 'k' || suffix == 'K') mult = 1024;
-  else if (suffix == 'M' || suffix == 'm') mult = 1048576;
+  if (suffix == 'k' || suffix == 'K')
+    mult = 1024;
+  else if (suffix == 'M' || suffix == 'm')
+    mult = 1048576;
   if (mult != 1) t.pop_back();
   if (t.empty() || t.size() > 12 || !std::all_of(t.begin(), t.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
     throw InputError(fmt::format("{}: '{}' is not a token count (use e.g. 8192, 128k = 131,072 or 1M = 1,048,576)", what, text));
@@ -99,20 +100,27 @@ std::string human_binary(double bytes) {
 
 const char* to_string(AttnKind k) {
   switch (k) {
-    case AttnKind::gqa: return "gqa";
-    case AttnKind::mla: return "mla";
-    case AttnKind::kda: return "kda";
-    case AttnKind::gdn: return "gdn";
-    case AttnKind::mamba2: return "mamba2";
-    case AttnKind::compressed: return "compressed";
-    case AttnKind::none: return "none";
+    case AttnKind::gqa:
+      return "gqa";
+    case AttnKind::mla:
+      return "mla";
+    case AttnKind::kda:
+      return "kda";
+    case AttnKind::gdn:
+      return "gdn";
+    case AttnKind::mamba2:
+      return "mamba2";
+    case AttnKind::compressed:
+      return "compressed";
+    case AttnKind::none:
+      return "none";
   }
   return "?";
 }
 
 const char* to_string(ParamGroup g) {
-  static const char* names[] = {"embedding", "lm_head", "attention", "dense_mlp", "shared_experts", "routed_experts",
-                                "router", "latent_proj", "norms", "mtp", "vision"};
+  static const char* names[] = {"embedding", "lm_head",     "attention", "dense_mlp", "shared_experts", "routed_experts",
+                                "router",    "latent_proj", "norms",     "mtp",       "vision"};
   return names[static_cast<int>(g)];
 }
 

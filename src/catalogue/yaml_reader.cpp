@@ -3,9 +3,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <set>
-
 #include <k3plan/error.hpp>
+#include <set>
 
 namespace k3plan {
 
@@ -29,8 +28,7 @@ void YamlReader::require_map(const YAML::Node& n, const std::string& field) cons
   if (!n.IsDefined() || !n.IsMap()) fail(n, field, "expected a mapping");
 }
 
-void YamlReader::check_keys(const YAML::Node& map, std::initializer_list<const char*> allowed,
-                            const std::string& ctx) const {
+void YamlReader::check_keys(const YAML::Node& map, std::initializer_list<const char*> allowed, const std::string& ctx) const {
   require_map(map, ctx.empty() ? "<root>" : ctx);
   std::vector<std::string> names(allowed.begin(), allowed.end());
   std::set<std::string> seen;
@@ -60,8 +58,8 @@ double YamlReader::to_number(const YAML::Node& n, const std::string& field) cons
   return v;
 }
 
-std::string YamlReader::str(const YAML::Node& map, const char* key, const std::string& ctx,
-                            bool required, const std::string& fallback) const {
+std::string YamlReader::str(const YAML::Node& map, const char* key, const std::string& ctx, bool required,
+                            const std::string& fallback) const {
   const std::string field = ctx.empty() ? key : ctx + "." + key;
   const YAML::Node n = map[key];
   if (!n.IsDefined() || n.IsNull()) {
@@ -72,8 +70,8 @@ std::string YamlReader::str(const YAML::Node& map, const char* key, const std::s
   return n.Scalar();
 }
 
-double YamlReader::number(const YAML::Node& map, const char* key, const std::string& ctx,
-                          bool required, double fallback, double min, double max) const {
+double YamlReader::number(const YAML::Node& map, const char* key, const std::string& ctx, bool required, double fallback, double min,
+                          double max) const {
   const std::string field = ctx.empty() ? key : ctx + "." + key;
   const YAML::Node n = map[key];
   if (!n.IsDefined() || n.IsNull()) {
@@ -85,12 +83,10 @@ double YamlReader::number(const YAML::Node& map, const char* key, const std::str
   return v;
 }
 
-std::int64_t YamlReader::integer(const YAML::Node& map, const char* key, const std::string& ctx,
-                                 bool required, std::int64_t fallback, std::int64_t min,
-                                 std::int64_t max) const {
+std::int64_t YamlReader::integer(const YAML::Node& map, const char* key, const std::string& ctx, bool required, std::int64_t fallback,
+                                 std::int64_t min, std::int64_t max) const {
   const std::string field = ctx.empty() ? key : ctx + "." + key;
-  const double v = number(map, key, ctx, required, static_cast<double>(fallback),
-                          static_cast<double>(min), static_cast<double>(max));
+  const double v = number(map, key, ctx, required, static_cast<double>(fallback), static_cast<double>(min), static_cast<double>(max));
   if (v != std::floor(v)) fail(map[key], field, "expected a whole number");
   return static_cast<std::int64_t>(v);
 }
@@ -123,9 +119,8 @@ std::vector<std::string> YamlReader::strings(const YAML::Node& map, const char* 
   return out;
 }
 
-Figure YamlReader::figure(const YAML::Node& map, const char* key, const std::string& ctx, bool required,
-                          const std::string& entry_source, double min, double max,
-                          std::vector<Assumption>* assumptions, const std::string& owner) const {
+Figure YamlReader::figure(const YAML::Node& map, const char* key, const std::string& ctx, bool required, const std::string& entry_source,
+                          double min, double max, std::vector<Assumption>* assumptions, const std::string& owner) const {
   const std::string field = ctx.empty() ? key : ctx + "." + key;
   const YAML::Node n = map[key];
   Figure f;

@@ -3,9 +3,9 @@
 #include <k3plan/check.hpp>
 #include <k3plan/commands.hpp>
 #include <k3plan/launch.hpp>
+#include <k3plan/layout.hpp>
 #include <k3plan/perf_cmd.hpp>
 #include <k3plan/report_html.hpp>
-#include <k3plan/layout.hpp>
 #include <k3plan/units.hpp>
 #include <k3plan/validate.hpp>
 
@@ -23,7 +23,9 @@ void add_format(CLI::App* sub, GlobalOptions& g) {
 Cli::Cli() {
   app.require_subcommand(1);
   app.set_version_flag("--version", "k3plan 0.1.0");
-  app.footer("Exit codes: 0 ok / fits, 1 does not fit, 2 bad input or usage.\nSizes: GB = 1e9 B, GiB = 2^30 B; contexts: k = 1,024, M = 1,048,576 tokens.");
+  app.footer(
+      "Exit codes: 0 ok / fits, 1 does not fit, 2 bad input or usage.\nSizes: GB = 1e9 B, GiB = 2^30 B; contexts: k = 1,024, M = 1,048,576 "
+      "tokens.");
 
   auto* models = app.add_subcommand("models", "List the catalogue's models with derived and published parameter counts");
   add_format(models, global);
@@ -42,7 +44,10 @@ Cli::Cli() {
   auto w = std::make_shared<WeightsOptions>();
   auto* weights = app.add_subcommand("weights", "Weight bytes per precision (block scales included) and as shipped");
   weights->add_option("-m,--model", w->model, "Catalogue id, model YAML, config.json or a directory holding one")->required();
-  weights->add_option("--precision,-p", w->precisions, "Precisions to show (repeatable): bf16 fp16 fp8 fp8-block int8 mxfp4 nvfp4 int4 int4-g128 int2")->delimiter(',');
+  weights
+      ->add_option("--precision,-p", w->precisions,
+                   "Precisions to show (repeatable): bf16 fp16 fp8 fp8-block int8 mxfp4 nvfp4 int4 int4-g128 int2")
+      ->delimiter(',');
   add_format(weights, global);
   weights->callback([this, w] { action = [w](const Catalogue& c) { return run_weights(c, *w); }; });
 
@@ -51,10 +56,13 @@ Cli::Cli() {
   kv->add_option("-m,--model", k->model, "Catalogue id, model YAML, config.json or a directory holding one");
   kv->add_option("--tp", k->tp, "Tensor-parallel degree (per-GPU figures)")->capture_default_str();
   kv->add_option("--kv-dtype", k->kv_dtype, "auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2, fp4")->capture_default_str();
-  kv->add_option("--state-dtype", k->state_dtype, "Recurrent-state dtype: fp32 (SGLang default; KDA in vLLM) or bf16 (vLLM 'auto' for GDN/Mamba)")->capture_default_str();
+  kv->add_option("--state-dtype", k->state_dtype,
+                 "Recurrent-state dtype: fp32 (SGLang default; KDA in vLLM) or bf16 (vLLM 'auto' for GDN/Mamba)")
+      ->capture_default_str();
   kv->add_option("--context,-c", k->contexts, "Context lengths, e.g. 8k,128k,1M (k = 1,024, M = 1,048,576)")->delimiter(',');
   kv->add_option("--users,-u", k->users, "Concurrent users (sequences)")->capture_default_str();
-  kv->add_option("--draft-layers", k->draft_layers, "Speculative-decoding draft layers (MTP/EAGLE) with their own KV")->capture_default_str();
+  kv->add_option("--draft-layers", k->draft_layers, "Speculative-decoding draft layers (MTP/EAGLE) with their own KV")
+      ->capture_default_str();
   kv->add_option("--layers", k->layers, "What-if: number of full-attention layers");
   kv->add_option("--kv-heads", k->kv_heads, "What-if: KV heads");
   kv->add_option("--head-dim", k->head_dim, "What-if: head dimension");
@@ -115,7 +123,8 @@ Cli::Cli() {
   auto lo = std::make_shared<LaunchOptions>();
   auto lo_engine = std::make_shared<std::string>("sglang");
   auto lo_context = std::make_shared<std::string>();
-  auto* launch = app.add_subcommand("launch", "Engine launch commands (per node), a LeaderWorkerSet manifest or JSON, for a deployment that fits");
+  auto* launch =
+      app.add_subcommand("launch", "Engine launch commands (per node), a LeaderWorkerSet manifest or JSON, for a deployment that fits");
   launch->add_option("file", lo->file, "Deployment YAML (see examples/); or give -m -g -n and the flags below");
   launch->add_option("-m,--model", lo->flags.model, "Model id, model YAML or config.json");
   launch->add_option("-g,--gpu", lo->flags.gpu, "GPU id");
@@ -129,7 +138,8 @@ Cli::Cli() {
   launch->add_option("--host", lo->flags.host, "Bind address")->capture_default_str();
   launch->add_option("--port", lo->flags.port, "Port (default: SGLang 30000, vLLM 8000)");
   launch->add_option("--head-address", lo->flags.head_address, "Head node address (default: $HEAD_ADDR at run time)");
-  launch->add_option("--emit", lo->emit, "sh (one script, node rank as $1; with --out one per node), k8s (LeaderWorkerSet) or json")->capture_default_str();
+  launch->add_option("--emit", lo->emit, "sh (one script, node rank as $1; with --out one per node), k8s (LeaderWorkerSet) or json")
+      ->capture_default_str();
   launch->add_option("--out,-o", lo->out_dir, "Write the files into this directory");
   launch->add_option("--image", lo->image, "Container image for --emit k8s");
   add_format(launch, global);
@@ -143,13 +153,16 @@ Cli::Cli() {
   });
   auto ck = std::make_shared<CheckOptions>();
   auto ck_format = std::make_shared<std::string>("table");
-  auto* check = app.add_subcommand("check", "CI gate: check deployment files, engine command lines and LeaderWorkerSet manifests (exit 1 on errors)");
+  auto* check =
+      app.add_subcommand("check", "CI gate: check deployment files, engine command lines and LeaderWorkerSet manifests (exit 1 on errors)");
   check->add_option("files", ck->files, "Deployment YAML files (see examples/deploy/)");
-  check->add_option("--command", ck->commands, "A vLLM / SGLang command line, or a file holding a launch script (repeatable)")->allow_extra_args(false);
+  check->add_option("--command", ck->commands, "A vLLM / SGLang command line, or a file holding a launch script (repeatable)")
+      ->allow_extra_args(false);
   check->add_option("--manifest", ck->manifests, "A LeaderWorkerSet manifest (repeatable)")->allow_extra_args(false);
   check->add_option("-g,--gpu", ck->gpu, "GPU the command lines and manifests run on (a command line names none)");
   check->add_flag("--strict", ck->strict, "Warnings fail too (exit 1)");
-  check->add_option("--format,-f", *ck_format, "Output: table (compiler-style lines), json, sarif (SARIF 2.1.0), yaml, csv or md")->capture_default_str();
+  check->add_option("--format,-f", *ck_format, "Output: table (compiler-style lines), json, sarif (SARIF 2.1.0), yaml, csv or md")
+      ->capture_default_str();
   check->add_option("--data", global.data_dirs, "Extra catalogue directory (repeatable); its entries add to or override the embedded ones");
   check->callback([this, ck, ck_format] {
     ck->format_hint = *ck_format;
@@ -157,7 +170,8 @@ Cli::Cli() {
     action = [ck](const Catalogue& c) { return run_check(c, *ck); };
   });
   auto po = std::make_shared<PerfOptions>();
-  auto* perf = app.add_subcommand("perf", "Throughput and latency of one deployment (TTFT, TPOT, tok/s per GPU) from a calibrated roofline");
+  auto* perf =
+      app.add_subcommand("perf", "Throughput and latency of one deployment (TTFT, TPOT, tok/s per GPU) from a calibrated roofline");
   perf->add_option("-m,--model", po->model, "Catalogue id, model YAML, config.json or a directory holding one")->required();
   perf->add_option("-g,--gpu", po->gpu, "GPU id or alias")->required();
   perf->add_option("-n,--gpus", po->gpus, "Number of GPUs (omit: the smallest that fits)");
@@ -175,7 +189,8 @@ Cli::Cli() {
   perf->add_option("--osl", po->osl, "Output tokens per request")->capture_default_str();
   perf->add_option("--concurrency,-c", po->concurrency, "Concurrent users (closed loop)")->capture_default_str();
   perf->add_option("--spec-tokens", po->spec_tokens, "Speculative decoding: draft tokens per step (0 = off)");
-  perf->add_option("--spec-acceptance", po->spec_acceptance, "Per-token acceptance probability of a draft token (default: data/perf/efficiency.yaml)");
+  perf->add_option("--spec-acceptance", po->spec_acceptance,
+                   "Per-token acceptance probability of a draft token (default: data/perf/efficiency.yaml)");
   perf->add_option("--length-scale", po->length_scale, "Mean request length / nominal (InferenceX random lengths: 0.9)");
   perf->add_option("--max-num-batched-tokens", po->max_num_batched_tokens, "Batch-token limit per prefill step (chunked prefill size)");
   perf->add_option("--efficiency", po->efficiency_file, "Efficiency factors YAML (default: the embedded data/perf/efficiency.yaml)");
@@ -198,20 +213,27 @@ Cli::Cli() {
   plan->add_option("--requests-per-s", pl->requests_per_s, "Request rate to serve (adds instances)");
   plan->add_option("--rate-source", pl->rate_source, "on-demand, reserved or spot prices")->capture_default_str();
   plan->add_option("--engines", pl->engines, "Engines to consider (default: sglang,vllm)")->delimiter(',');
-  plan->add_option("--precisions", pl->precisions, "Precisions to consider: as-shipped, fp8, experts-mxfp4, experts-nvfp4, ... (default: as shipped + native ones)")->delimiter(',');
+  plan->add_option("--precisions", pl->precisions,
+                   "Precisions to consider: as-shipped, fp8, experts-mxfp4, experts-nvfp4, ... (default: as shipped + native ones)")
+      ->delimiter(',');
   plan->add_option("--top", pl->top, "Rows of next-cheapest configurations")->capture_default_str();
   plan->add_option("--efficiency", pl->efficiency_file, "Efficiency factors YAML (default: the embedded data/perf/efficiency.yaml)");
   add_format(plan, global);
   plan->callback([this, pl] { action = [pl](const Catalogue& c) { return run_plan(c, *pl); }; });
 
-  auto* pv = app.add_subcommand("perf-validate", "Predicted vs measured throughput and latency (InferenceX DeepSeek-R1 rows): the accuracy table");
+  auto* pv =
+      app.add_subcommand("perf-validate", "Predicted vs measured throughput and latency (InferenceX DeepSeek-R1 rows): the accuracy table");
   add_format(pv, global);
   pv->callback([this] { action = [](const Catalogue& c) { return run_perf_validate(c); }; });
 
   auto ro = std::make_shared<ReportOptions>();
-  auto* report = app.add_subcommand("report", "A self-contained HTML plan with SVG charts (memory budget, KV per user, rent vs API, speed), launch commands and sources");
+  auto* report = app.add_subcommand(
+      "report", "A self-contained HTML plan with SVG charts (memory budget, KV per user, rent vs API, speed), launch commands and sources");
   report->add_option("-m,--model", ro->model, "Catalogue id, model YAML, config.json or a directory holding one")->required();
-  report->add_option("-g,--gpu", ro->gpus, "Candidate GPU ids, comma-separated (default: every catalogue GPU; the cheapest that fits is recommended)")->delimiter(',');
+  report
+      ->add_option("-g,--gpu", ro->gpus,
+                   "Candidate GPU ids, comma-separated (default: every catalogue GPU; the cheapest that fits is recommended)")
+      ->delimiter(',');
   report->add_option("-n,--gpus", ro->gpu_count, "Number of GPUs (omit: the smallest count that fits)");
   report->add_option("--context,-c", ro->context, "Context length per user (default: model maximum, capped at 32k)");
   report->add_option("--users,-u", ro->users, "Concurrent users")->capture_default_str();

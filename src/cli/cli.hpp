@@ -2,14 +2,12 @@
 // Builds the CLI11 parser: each subcommand fills a plain options struct; dispatch() calls the one
 // run_<command>() that was selected. No computation happens here.
 #include <CLI/CLI.hpp>
-
 #include <functional>
+#include <k3plan/catalogue.hpp>
+#include <k3plan/report.hpp>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <k3plan/catalogue.hpp>
-#include <k3plan/report.hpp>
 
 namespace k3plan {
 

@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
+#include <k3plan/error.hpp>
 #include <string>
 #include <vector>
-#include <exception>
-
-#include <k3plan/error.hpp>
 
 #include "cli.hpp"
 

@@ -36,7 +36,9 @@ std::string layer_summary(const Model& m) {
 Report run_models(const Catalogue& cat) {
   Report r;
   Table t{"Models (parameters derived from geometry; published in brackets)",
-          {"id", "name", "layers", "params_total", "params_active", "as shipped", "weights GB", "max context"}, {}, {}};
+          {"id", "name", "layers", "params_total", "params_active", "as shipped", "weights GB", "max context"},
+          {},
+          {}};
   r.data["models"] = nlohmann::json::array();
   for (const auto& m : cat.models()) {
     const auto p = count_params(m);
@@ -47,7 +49,8 @@ Report run_models(const Catalogue& cat) {
     std::string shipped = m.default_precision;
     if (m.precision.count(ParamGroup::routed_experts) && m.precision.at(ParamGroup::routed_experts) != m.default_precision)
       shipped += "+" + m.precision.at(ParamGroup::routed_experts) + " experts";
-    t.rows.push_back({m.id, m.name, layer_summary(m), total, active, shipped, fmt::format("{:.1f}", w.bytes / kGB), format_context(m.max_context)});
+    t.rows.push_back(
+        {m.id, m.name, layer_summary(m), total, active, shipped, fmt::format("{:.1f}", w.bytes / kGB), format_context(m.max_context)});
     nlohmann::json j = {{"id", m.id},
                         {"name", m.name},
                         {"layers", m.num_layers()},
@@ -67,7 +70,9 @@ Report run_models(const Catalogue& cat) {
 Report run_gpus(const Catalogue& cat) {
   Report r;
   Table t{"Accelerators (GB = 1e9 B; GiB = 2^30 B)",
-          {"id", "name", "HBM GB (sold)", "driver GiB", "TB/s", "BF16 TF", "FP8 TF", "FP4 TF", "node", "domain", "USD/h", "price date"}, {}, {}};
+          {"id", "name", "HBM GB (sold)", "driver GiB", "TB/s", "BF16 TF", "FP8 TF", "FP4 TF", "node", "domain", "USD/h", "price date"},
+          {},
+          {}};
   r.data["gpus"] = nlohmann::json::array();
   for (const auto& g : cat.gpus()) {
     auto mark = [](const Figure& f, std::string s) { return f.assumed ? s + "*" : s; };
@@ -114,17 +119,26 @@ Report run_show(const Catalogue& cat, const ShowOptions& o) {
     info.rows.push_back({"hidden / vocab", fmt::format("{} / {}{}", m.hidden_size, m.vocab_size, m.tie_word_embeddings ? " (tied)" : "")});
     info.rows.push_back({"max context", fmt::format("{} tokens", fmt_int(static_cast<double>(m.max_context)))});
     if (m.moe)
-      info.rows.push_back({"MoE", fmt::format("{} routed ({} per token) + {} shared, expert width {}{}, first {} dense", m.moe->routed_experts,
-                                              m.moe->experts_per_token, m.moe->shared_experts, m.moe->expert_intermediate_size,
-                                              m.moe->latent_size ? fmt::format(", latent {}", m.moe->latent_size) : "", m.moe->first_dense_layers)});
+      info.rows.push_back(
+          {"MoE", fmt::format("{} routed ({} per token) + {} shared, expert width {}{}, first {} dense", m.moe->routed_experts,
+                              m.moe->experts_per_token, m.moe->shared_experts, m.moe->expert_intermediate_size,
+                              m.moe->latent_size ? fmt::format(", latent {}", m.moe->latent_size) : "", m.moe->first_dense_layers)});
     info.rows.push_back({"params total / active", fmt::format("{} / {} (derived)", fmt_params(p.total), fmt_params(p.active))});
-    if (m.published_params_total) info.rows.push_back({"published total", fmt::format("{} ({})", fmt_params(m.published_params_total->value), m.published_params_total->source)});
-    if (m.published_params_active) info.rows.push_back({"published active", fmt::format("{} ({})", fmt_params(m.published_params_active->value), m.published_params_active->source)});
+    if (m.published_params_total)
+      info.rows.push_back(
+          {"published total", fmt::format("{} ({})", fmt_params(m.published_params_total->value), m.published_params_total->source)});
+    if (m.published_params_active)
+      info.rows.push_back(
+          {"published active", fmt::format("{} ({})", fmt_params(m.published_params_active->value), m.published_params_active->source)});
     if (p.mtp > 0) info.rows.push_back({"MTP layers", fmt::format("{} ({} params, not in total)", m.mtp_layers, fmt_params(p.mtp))});
     info.rows.push_back({"weights as shipped", fmt::format("{} = {}", human_decimal(w.bytes), human_binary(w.bytes))});
-    if (m.published_checkpoint_bytes) info.rows.push_back({"published checkpoint", fmt::format("{} ({})", human_decimal(m.published_checkpoint_bytes->value), m.published_checkpoint_bytes->source)});
-    info.rows.push_back({"parsers", fmt::format("tool-call {}, reasoning {}{}", m.engine.tool_call_parser.empty() ? "-" : m.engine.tool_call_parser,
-                                                m.engine.reasoning_parser.empty() ? "-" : m.engine.reasoning_parser, m.engine.trust_remote_code ? ", --trust-remote-code" : "")});
+    if (m.published_checkpoint_bytes)
+      info.rows.push_back({"published checkpoint", fmt::format("{} ({})", human_decimal(m.published_checkpoint_bytes->value),
+                                                               m.published_checkpoint_bytes->source)});
+    info.rows.push_back(
+        {"parsers", fmt::format("tool-call {}, reasoning {}{}", m.engine.tool_call_parser.empty() ? "-" : m.engine.tool_call_parser,
+                                m.engine.reasoning_parser.empty() ? "-" : m.engine.reasoning_parser,
+                                m.engine.trust_remote_code ? ", --trust-remote-code" : "")});
     r.tables.push_back(info);
     Table blocks{"Attention blocks", {"block", "kind", "layers", "geometry"}, {}, {false, false, true, false}};
     std::vector<int> counts(m.blocks.size(), 0);
@@ -133,13 +147,31 @@ Report run_show(const Catalogue& cat, const ShowOptions& o) {
       const auto& b = m.blocks[i];
       std::string g;
       switch (b.kind) {
-        case AttnKind::gqa: g = fmt::format("{} q heads, {} kv heads x {}{}", b.num_heads, b.num_kv_heads, b.head_dim, b.sliding_window ? fmt::format(", window {}", b.sliding_window) : ""); break;
-        case AttnKind::mla: g = fmt::format("{} heads, q_lora {}, kv_lora {} + rope {}{}{}", b.num_heads, b.q_lora_rank, b.kv_lora_rank, b.qk_rope_head_dim, b.output_gate ? ", output gate" : "", b.indexer_heads ? fmt::format(", indexer {}x{}", b.indexer_heads, b.indexer_head_dim) : ""); break;
-        case AttnKind::kda: g = fmt::format("{} heads x {}, conv {}", b.num_heads, b.head_dim, b.conv_kernel); break;
-        case AttnKind::gdn: g = fmt::format("{} k / {} v heads x {}/{}, conv {}", b.num_k_heads, b.num_v_heads, b.head_k_dim, b.head_v_dim, b.conv_kernel); break;
-        case AttnKind::mamba2: g = fmt::format("{} heads x {}, state {}, groups {}", b.num_heads, b.head_dim, b.state_size, b.n_groups); break;
-        case AttnKind::compressed: g = fmt::format("{} heads, kv {} x {}, window {}, ratio {}", b.num_heads, b.num_kv_heads, b.head_dim, b.sliding_window, b.compress_ratio); break;
-        case AttnKind::none: g = "MLP only"; break;
+        case AttnKind::gqa:
+          g = fmt::format("{} q heads, {} kv heads x {}{}", b.num_heads, b.num_kv_heads, b.head_dim,
+                          b.sliding_window ? fmt::format(", window {}", b.sliding_window) : "");
+          break;
+        case AttnKind::mla:
+          g = fmt::format("{} heads, q_lora {}, kv_lora {} + rope {}{}{}", b.num_heads, b.q_lora_rank, b.kv_lora_rank, b.qk_rope_head_dim,
+                          b.output_gate ? ", output gate" : "",
+                          b.indexer_heads ? fmt::format(", indexer {}x{}", b.indexer_heads, b.indexer_head_dim) : "");
+          break;
+        case AttnKind::kda:
+          g = fmt::format("{} heads x {}, conv {}", b.num_heads, b.head_dim, b.conv_kernel);
+          break;
+        case AttnKind::gdn:
+          g = fmt::format("{} k / {} v heads x {}/{}, conv {}", b.num_k_heads, b.num_v_heads, b.head_k_dim, b.head_v_dim, b.conv_kernel);
+          break;
+        case AttnKind::mamba2:
+          g = fmt::format("{} heads x {}, state {}, groups {}", b.num_heads, b.head_dim, b.state_size, b.n_groups);
+          break;
+        case AttnKind::compressed:
+          g = fmt::format("{} heads, kv {} x {}, window {}, ratio {}", b.num_heads, b.num_kv_heads, b.head_dim, b.sliding_window,
+                          b.compress_ratio);
+          break;
+        case AttnKind::none:
+          g = "MLP only";
+          break;
       }
       blocks.rows.push_back({b.name, to_string(b.kind), std::to_string(counts[i]), g});
     }
@@ -149,12 +181,22 @@ Report run_show(const Catalogue& cat, const ShowOptions& o) {
       const auto g = static_cast<ParamGroup>(gi);
       if (p[g] <= 0) continue;
       const bool counted = g != ParamGroup::mtp && g != ParamGroup::vision;
-      groups.rows.push_back({to_string(g), fmt_params(p[g]), m.precision_of(g), counted ? human_decimal(w.by_group[static_cast<std::size_t>(gi)]) : "(separate)"});
+      groups.rows.push_back({to_string(g), fmt_params(p[g]), m.precision_of(g),
+                             counted ? human_decimal(w.by_group[static_cast<std::size_t>(gi)]) : "(separate)"});
     }
     r.tables.push_back(groups);
     add_assumptions(r, m.assumptions);
-    r.data = {{"kind", "model"}, {"id", m.id}, {"name", m.name}, {"hf_repo", m.hf_repo}, {"source", m.source}, {"params_total", p.total}, {"params_active", p.active},
-              {"params_mtp", p.mtp}, {"weights_bytes_as_shipped", w.bytes}, {"max_context", m.max_context}, {"layers", m.num_layers()}};
+    r.data = {{"kind", "model"},
+              {"id", m.id},
+              {"name", m.name},
+              {"hf_repo", m.hf_repo},
+              {"source", m.source},
+              {"params_total", p.total},
+              {"params_active", p.active},
+              {"params_mtp", p.mtp},
+              {"weights_bytes_as_shipped", w.bytes},
+              {"max_context", m.max_context},
+              {"layers", m.num_layers()}};
     if (m.published_params_total) r.data["published_params_total"] = figure_json(*m.published_params_total);
     if (m.published_params_active) r.data["published_params_active"] = figure_json(*m.published_params_active);
     if (m.published_checkpoint_bytes) r.data["published_checkpoint_bytes"] = figure_json(*m.published_checkpoint_bytes);
@@ -164,7 +206,8 @@ Report run_show(const Catalogue& cat, const ShowOptions& o) {
   const Gpu& g = cat.gpu(o.id);  // throws with a suggestion
   Table t{fmt::format("{} ({})", g.name, g.id), {"field", "value", "source"}, {}, {false, false, false}};
   auto row = [&](const std::string& name, const Figure& f, const std::string& unit) {
-    t.rows.push_back({name, fmt::format("{} {}{}", f.value, unit, f.assumed ? " (assumed)" : ""), f.assumed ? f.source + " -- " + f.reason : f.source});
+    t.rows.push_back(
+        {name, fmt::format("{} {}{}", f.value, unit, f.assumed ? " (assumed)" : ""), f.assumed ? f.source + " -- " + f.reason : f.source});
   };
   row("HBM as sold", g.hbm_gb, "GB");
   row("memory the driver reports", g.memory_reported_mib, fmt::format("MiB = {:.2f} GiB", g.reported_bytes() / kGiB));
@@ -179,11 +222,23 @@ Report run_show(const Catalogue& cat, const ShowOptions& o) {
   t.rows.push_back({"GPUs per node / scale-up domain", fmt::format("{} / {}", g.gpus_per_node, g.scaleup_domain_gpus), g.source});
   r.tables.push_back(t);
   add_assumptions(r, g.assumptions);
-  r.data = {{"kind", "gpu"}, {"id", g.id}, {"name", g.name}, {"hbm_gb", figure_json(g.hbm_gb)}, {"memory_reported_mib", figure_json(g.memory_reported_mib)},
-            {"hbm_bandwidth_tb_s", figure_json(g.hbm_bandwidth_tb_s)}, {"tflops_bf16", figure_json(g.tflops_bf16)}, {"tflops_fp8", figure_json(g.tflops_fp8)},
-            {"tflops_fp4", figure_json(g.tflops_fp4)}, {"scaleup_gb_s", figure_json(g.scaleup_gb_s)}, {"power_w", figure_json(g.power_w)},
-            {"usd_per_hour", figure_json(g.price_usd_per_hour)}, {"price_date", g.price_date}, {"native_formats", g.native_formats},
-            {"gpus_per_node", g.gpus_per_node}, {"scaleup_domain_gpus", g.scaleup_domain_gpus}, {"assumptions", r.assumptions}};
+  r.data = {{"kind", "gpu"},
+            {"id", g.id},
+            {"name", g.name},
+            {"hbm_gb", figure_json(g.hbm_gb)},
+            {"memory_reported_mib", figure_json(g.memory_reported_mib)},
+            {"hbm_bandwidth_tb_s", figure_json(g.hbm_bandwidth_tb_s)},
+            {"tflops_bf16", figure_json(g.tflops_bf16)},
+            {"tflops_fp8", figure_json(g.tflops_fp8)},
+            {"tflops_fp4", figure_json(g.tflops_fp4)},
+            {"scaleup_gb_s", figure_json(g.scaleup_gb_s)},
+            {"power_w", figure_json(g.power_w)},
+            {"usd_per_hour", figure_json(g.price_usd_per_hour)},
+            {"price_date", g.price_date},
+            {"native_formats", g.native_formats},
+            {"gpus_per_node", g.gpus_per_node},
+            {"scaleup_domain_gpus", g.scaleup_domain_gpus},
+            {"assumptions", r.assumptions}};
   return r;
 }
 

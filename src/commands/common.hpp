@@ -2,11 +2,10 @@
 // Small helpers shared by the command implementations (formatting numbers for tables).
 #include <fmt/format.h>
 
-#include <string>
-#include <vector>
-
 #include <k3plan/figure.hpp>
 #include <k3plan/report.hpp>
+#include <string>
+#include <vector>
 
 namespace k3plan {
 

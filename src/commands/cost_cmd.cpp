@@ -2,7 +2,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-
 #include <k3plan/commands.hpp>
 #include <k3plan/cost.hpp>
 #include <k3plan/error.hpp>
@@ -35,7 +34,8 @@ Report run_cost(const Catalogue& cat, const CostOptions& o) {
   if (!o.gpu.empty()) {
     gpu = &cat.gpu(o.gpu);
     rate = gpu->price_usd_per_hour.value;
-    rate_src = fmt::format("{} catalogue price {:.2f} USD/GPU-hour ({}, {})", gpu->id, rate, gpu->price_date, gpu->price_usd_per_hour.source);
+    rate_src =
+        fmt::format("{} catalogue price {:.2f} USD/GPU-hour ({}, {})", gpu->id, rate, gpu->price_date, gpu->price_usd_per_hour.source);
     if (gpu->price_usd_per_hour.assumed) r.assumptions.push_back(gpu->id + " price: " + gpu->price_usd_per_hour.reason);
   }
   if (o.rate_usd_per_gpu_hour) {
@@ -67,13 +67,22 @@ Report run_cost(const Catalogue& cat, const CostOptions& o) {
 
   // rental scenarios: the seed table by default, or the one the flags describe
   std::vector<RentalScenario> sc;
-  if (o.gpus > 0 || o.hours_per_day) sc.push_back({o.gpus > 0 ? o.gpus : 8, hours, days, rate});
-  else sc = {{1, 24, days, rate}, {8, 4, days, rate}, {8, 24, days, rate}, {32, 24, days, rate}};
-  Table rent{fmt::format("Rental at {:.2f} USD per GPU-hour, {:g} days a month", rate, days), {"GPUs", "hours/day", "GPU-hours/month", "USD/month"}, {}, {}};
+  if (o.gpus > 0 || o.hours_per_day)
+    sc.push_back({o.gpus > 0 ? o.gpus : 8, hours, days, rate});
+  else
+    sc = {{1, 24, days, rate}, {8, 4, days, rate}, {8, 24, days, rate}, {32, 24, days, rate}};
+  Table rent{fmt::format("Rental at {:.2f} USD per GPU-hour, {:g} days a month", rate, days),
+             {"GPUs", "hours/day", "GPU-hours/month", "USD/month"},
+             {},
+             {}};
   r.data["rental"] = nlohmann::json::array();
   for (const auto& s : sc) {
-    rent.rows.push_back({std::to_string(s.gpus), fmt::format("{:g}", s.hours_per_day), fmt_int(s.gpu_hours_per_month()), fmt_int(s.usd_per_month())});
-    r.data["rental"].push_back({{"gpus", s.gpus}, {"hours_per_day", s.hours_per_day}, {"gpu_hours_per_month", s.gpu_hours_per_month()}, {"usd_per_month", s.usd_per_month()}});
+    rent.rows.push_back(
+        {std::to_string(s.gpus), fmt::format("{:g}", s.hours_per_day), fmt_int(s.gpu_hours_per_month()), fmt_int(s.usd_per_month())});
+    r.data["rental"].push_back({{"gpus", s.gpus},
+                                {"hours_per_day", s.hours_per_day},
+                                {"gpu_hours_per_month", s.gpu_hours_per_month()},
+                                {"usd_per_month", s.usd_per_month()}});
   }
   r.tables.push_back(rent);
 
@@ -81,9 +90,13 @@ Report run_cost(const Catalogue& cat, const CostOptions& o) {
   const RentalScenario base = o.gpus > 0 || o.hours_per_day ? sc.front() : RentalScenario{8, 24, days, rate};
   const double rent_month = base.usd_per_month();
   const double ratio = out_tokens > 0 ? in_tokens / out_tokens : 0;
-  Table be{fmt::format("Break-even: {} GPUs x {:g} h/day ({} USD/month) vs API {} (USD per 1M tokens: output {:.2f}, input {:.2f}, cached input {:.2f})", base.gpus,
-                       base.hours_per_day, fmt_int(rent_month), model.id, api.output, api.input_cache_miss, api.input_cache_hit),
-           {"workload", "output tokens/month", "output tokens/day"}, {}, {false, true, true}};
+  Table be{
+      fmt::format(
+          "Break-even: {} GPUs x {:g} h/day ({} USD/month) vs API {} (USD per 1M tokens: output {:.2f}, input {:.2f}, cached input {:.2f})",
+          base.gpus, base.hours_per_day, fmt_int(rent_month), model.id, api.output, api.input_cache_miss, api.input_cache_hit),
+      {"workload", "output tokens/month", "output tokens/day"},
+      {},
+      {false, true, true}};
   nlohmann::json jbe;
   auto be_row = [&](const std::string& name, double inp, double h) {
     const double t = break_even_output_tokens(rent_month, api, inp, h);
@@ -95,27 +108,38 @@ Report run_cost(const Catalogue& cat, const CostOptions& o) {
   if (ratio > 0) {
     const double tm = be_row(fmt::format("{:g} input per output, {:.0f}% cached", ratio, hit * 100), ratio, hit);
     const double tn = be_row(fmt::format("{:g} input per output, no cache hits", ratio), ratio, 0);
-    jbe["with_input_mix"] = {{"input_per_output", ratio}, {"cache_hit", hit}, {"output_tokens_per_month", tm}, {"no_cache_output_tokens_per_month", tn}};
+    jbe["with_input_mix"] = {
+        {"input_per_output", ratio}, {"cache_hit", hit}, {"output_tokens_per_month", tm}, {"no_cache_output_tokens_per_month", tn}};
   }
   r.tables.push_back(be);
   r.data["break_even"] = jbe;
-  r.notes.push_back(fmt::format("Below {} output tokens a month the API is cheaper; the cluster bills idle hours the same, so it pays only if kept busy.", fmt_int(t0)));
+  r.notes.push_back(
+      fmt::format("Below {} output tokens a month the API is cheaper; the cluster bills idle hours the same, so it pays only if kept busy.",
+                  fmt_int(t0)));
   if (ratio > 0 && hit > 0)
-    r.notes.push_back("Cached prompt-heavy traffic makes the API cheaper per output token, which moves the break-even further out than uncached traffic.");
+    r.notes.push_back(
+        "Cached prompt-heavy traffic makes the API cheaper per output token, which moves the break-even further out than uncached "
+        "traffic.");
 
   // the workload's own bill
   if (out_tokens > 0 || in_tokens > 0) {
     const ApiBill bill = api_bill(api, out_tokens, in_tokens, hit);
     Table w{"This workload per month", {"tier", "USD/month", "detail"}, {}, {false, true, false}};
-    w.rows.push_back({"API (tier 3)", fmt_int(bill.total()), fmt::format("output {} + cached input {} + uncached input {}", fmt_int(bill.output_usd), fmt_int(bill.input_hit_usd), fmt_int(bill.input_miss_usd))});
+    w.rows.push_back({"API (tier 3)", fmt_int(bill.total()),
+                      fmt::format("output {} + cached input {} + uncached input {}", fmt_int(bill.output_usd), fmt_int(bill.input_hit_usd),
+                                  fmt_int(bill.input_miss_usd))});
     w.rows.push_back({"rent (tier 1)", fmt_int(rent_month), fmt::format("{} GPUs x {:g} h/day", base.gpus, base.hours_per_day)});
     r.tables.push_back(w);
     const bool rent_wins = rent_month < bill.total();
-    r.data["tier"] = {{"cheapest", rent_wins ? "rent" : "api"}, {"api_usd_per_month", bill.total()}, {"rent_usd_per_month", rent_month},
-                      {"api_parts_usd", {{"output", bill.output_usd}, {"input_cache_hit", bill.input_hit_usd}, {"input_cache_miss", bill.input_miss_usd}}},
+    r.data["tier"] = {{"cheapest", rent_wins ? "rent" : "api"},
+                      {"api_usd_per_month", bill.total()},
+                      {"rent_usd_per_month", rent_month},
+                      {"api_parts_usd",
+                       {{"output", bill.output_usd}, {"input_cache_hit", bill.input_hit_usd}, {"input_cache_miss", bill.input_miss_usd}}},
                       {"saving_usd_per_month", std::abs(rent_month - bill.total())}};
-    r.notes.push_back(fmt::format("Cheapest for this workload: {} by {} USD/month; the answer flips at {} output tokens a month.", rent_wins ? "renting" : "the API",
-                                  fmt_int(std::abs(rent_month - bill.total())), fmt_int(ratio > 0 ? break_even_output_tokens(rent_month, api, ratio, hit) : t0)));
+    r.notes.push_back(fmt::format("Cheapest for this workload: {} by {} USD/month; the answer flips at {} output tokens a month.",
+                                  rent_wins ? "renting" : "the API", fmt_int(std::abs(rent_month - bill.total())),
+                                  fmt_int(ratio > 0 ? break_even_output_tokens(rent_month, api, ratio, hit) : t0)));
   } else {
     r.data["tier"] = nullptr;
   }
@@ -123,7 +147,9 @@ Report run_cost(const Catalogue& cat, const CostOptions& o) {
   // tier 2: a smaller model on one accelerator (seed rule: 4-bit weights + KV + ~2 GB runtime < VRAM)
   {
     Table t2{"Tier 2: catalogue models that fit one accelerator at 4 bits (weights + KV for one 8k user + 2 GB runtime < VRAM)",
-             {"VRAM GB", "fits", "largest"}, {}, {true, false, false}};
+             {"VRAM GB", "fits", "largest"},
+             {},
+             {true, false, false}};
     nlohmann::json j2 = nlohmann::json::array();
     for (double vram_gb : {16.0, 24.0, 48.0, 80.0}) {
       std::vector<std::string> fit_ids;
@@ -175,13 +201,16 @@ Report run_cost(const Catalogue& cat, const CostOptions& o) {
   const double secs = download_seconds(ckpt, gbps * 1e9);
   const double cold_usd = secs / 3600 * base.gpus * rate;
   r.data["cold_start"] = {{"checkpoint_bytes", ckpt}, {"download_bytes_per_s", gbps * 1e9}, {"seconds", secs}, {"usd", cold_usd}};
-  r.notes.push_back(fmt::format("Cold start: {} checkpoint at {:g} GB/s = {:.0f} minutes before the first token, {:.0f} USD of {}-GPU time; a staged volume removes it on later starts.",
-                                human_decimal(ckpt), gbps, secs / 60, cold_usd, base.gpus));
+  r.notes.push_back(
+      fmt::format("Cold start: {} checkpoint at {:g} GB/s = {:.0f} minutes before the first token, {:.0f} USD of {}-GPU time; a staged "
+                  "volume removes it on later starts.",
+                  human_decimal(ckpt), gbps, secs / 60, cold_usd, base.gpus));
   r.notes.push_back("Prices: " + rate_src + "; API: " + api_src + ".");
   add_assumptions(r, model.assumptions);
 
   if (!o.svg_path.empty()) {
-    const std::string svg = cost_chart_svg(rent_month, api, ratio, hit, fmt::format("{}: rent {} GPUs vs API, monthly cost", model.id, base.gpus));
+    const std::string svg =
+        cost_chart_svg(rent_month, api, ratio, hit, fmt::format("{}: rent {} GPUs vs API, monthly cost", model.id, base.gpus));
     const std::string tmp = o.svg_path + ".tmp";
     {
       std::ofstream f(tmp, std::ios::binary);
@@ -196,7 +225,8 @@ Report run_cost(const Catalogue& cat, const CostOptions& o) {
   }
   r.data["model"] = model.id;
   r.data["usd_per_gpu_hour"] = rate;
-  r.data["api_usd_per_million"] = {{"output", api.output}, {"input_cache_miss", api.input_cache_miss}, {"input_cache_hit", api.input_cache_hit}, {"source", api_src}};
+  r.data["api_usd_per_million"] = {
+      {"output", api.output}, {"input_cache_miss", api.input_cache_miss}, {"input_cache_hit", api.input_cache_hit}, {"source", api_src}};
   r.data["assumptions"] = r.assumptions;
   return r;
 }

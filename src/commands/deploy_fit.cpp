@@ -25,8 +25,10 @@ DeploymentFit fit_deployment(const Catalogue& cat, const Deployment& d) {
   Layout l = d.layout;
   if (!d.layout_given) {
     const auto cands = candidate_layouts(r.model, g, d.engine, r.gpus);
-    if (!cands.empty()) l = cands.front();
-    else l.tp = r.gpus;
+    if (!cands.empty())
+      l = cands.front();
+    else
+      l.tp = r.gpus;
   } else if (d.engine == Engine::vllm && r.model.moe && l.ep == 1 && d.where.count("parallel.ep") == 0 && l.tp * l.dp > 1) {
     l.ep = l.tp * l.dp;  // vLLM derives EP when expert parallel is on; the file may omit it
   }

@@ -2,7 +2,6 @@
 // accurate KV capacity for a load (users x context), with the flags for both engines.
 #include <algorithm>
 #include <cmath>
-
 #include <k3plan/budget.hpp>
 #include <k3plan/commands.hpp>
 #include <k3plan/error.hpp>
@@ -69,12 +68,14 @@ EngineSettings settings_from(const FitOptions& o) {
     throw InputError("--gpu-memory-utilization (vLLM) and --mem-fraction-static (SGLang) are contradictory; give the one for --engine");
   if (o.gpu_memory_utilization) {
     if (!(*o.gpu_memory_utilization > 0 && *o.gpu_memory_utilization <= 1)) throw InputError("--gpu-memory-utilization: must be in (0, 1]");
-    if (s.engine != Engine::vllm) throw InputError("--gpu-memory-utilization is a vLLM flag; with --engine sglang use --mem-fraction-static");
+    if (s.engine != Engine::vllm)
+      throw InputError("--gpu-memory-utilization is a vLLM flag; with --engine sglang use --mem-fraction-static");
     s.gpu_memory_utilization = *o.gpu_memory_utilization;
   }
   if (o.mem_fraction_static) {
     if (!(*o.mem_fraction_static > 0 && *o.mem_fraction_static < 1)) throw InputError("--mem-fraction-static: must be in (0, 1)");
-    if (s.engine != Engine::sglang) throw InputError("--mem-fraction-static is an SGLang flag; with --engine vllm use --gpu-memory-utilization");
+    if (s.engine != Engine::sglang)
+      throw InputError("--mem-fraction-static is an SGLang flag; with --engine vllm use --gpu-memory-utilization");
     s.mem_fraction_static = *o.mem_fraction_static;
   }
   if (o.max_num_batched_tokens) {
@@ -99,11 +100,15 @@ EngineSettings settings_from(const FitOptions& o) {
 }
 
 Table budget_table(const FitResult& f) {
-  Table t{fmt::format("Per-GPU memory budget ({}, stage {} of {}; GiB = 2^30 B)", to_string(f.settings.engine), f.limiting.stage + 1, f.ranks.size()),
-          {"item", "GiB", "GB", "share"}, {}, {false, true, true, true}};
+  Table t{fmt::format("Per-GPU memory budget ({}, stage {} of {}; GiB = 2^30 B)", to_string(f.settings.engine), f.limiting.stage + 1,
+                      f.ranks.size()),
+          {"item", "GiB", "GB", "share"},
+          {},
+          {false, true, true, true}};
   const auto& b = f.limiting;
   auto row = [&](const std::string& name, double v) {
-    t.rows.push_back({name, fmt::format("{:.2f}", v / kGiB), fmt::format("{:.2f}", v / kGB), fmt::format("{:.1f}%", v / b.capacity_bytes * 100)});
+    t.rows.push_back(
+        {name, fmt::format("{:.2f}", v / kGiB), fmt::format("{:.2f}", v / kGB), fmt::format("{:.1f}%", v / b.capacity_bytes * 100)});
   };
   const bool vllm = f.settings.engine == Engine::vllm;
   row(vllm ? fmt::format("reserved (1 - gpu_memory_utilization {:.2f})", f.utilization_used)
@@ -124,14 +129,20 @@ void fit_summary(Report& r, const FitResult& f, const Model& m) {
   Table s{"Answer", {"question", "answer"}, {}, {false, false}};
   s.rows.push_back({"verdict", f.fits ? "FITS" : "DOES NOT FIT"});
   s.rows.push_back({"GPUs", fmt::format("{} x {} ({} node{})", f.gpus, f.gpu, f.nodes, f.nodes > 1 ? "s" : "")});
-  s.rows.push_back({"layout", fmt::format("TP{} EP{} DP{} PP{}{}{}", f.layout.tp, f.layout.ep, f.layout.dp, f.layout.pp, f.layout.dp_attention ? " (DP-attention)" : "",
-                                          f.layout.dcp > 1 ? fmt::format(" DCP{}", f.layout.dcp) : "")});
-  s.rows.push_back({"KV cache tokens", fmt::format("{} per instance ({} B/token per GPU)", fmt_int(static_cast<double>(f.kv_cache_tokens)), fmt_int(f.limiting.kv_bytes_per_token))});
-  if (f.limiting.state_bytes_per_sequence > 0) s.rows.push_back({"state per sequence", human_binary(f.limiting.state_bytes_per_sequence) + " per GPU"});
-  s.rows.push_back({"max users", fmt::format("{} at {} tokens ({} requested)", fmt_int(static_cast<double>(f.max_users)), format_context(f.context), f.users)});
+  s.rows.push_back(
+      {"layout", fmt::format("TP{} EP{} DP{} PP{}{}{}", f.layout.tp, f.layout.ep, f.layout.dp, f.layout.pp,
+                             f.layout.dp_attention ? " (DP-attention)" : "", f.layout.dcp > 1 ? fmt::format(" DCP{}", f.layout.dcp) : "")});
+  s.rows.push_back({"KV cache tokens", fmt::format("{} per instance ({} B/token per GPU)", fmt_int(static_cast<double>(f.kv_cache_tokens)),
+                                                   fmt_int(f.limiting.kv_bytes_per_token))});
+  if (f.limiting.state_bytes_per_sequence > 0)
+    s.rows.push_back({"state per sequence", human_binary(f.limiting.state_bytes_per_sequence) + " per GPU"});
+  s.rows.push_back({"max users", fmt::format("{} at {} tokens ({} requested)", fmt_int(static_cast<double>(f.max_users)),
+                                             format_context(f.context), f.users)});
   s.rows.push_back({"longest context, one user", fmt::format("{} tokens", fmt_int(static_cast<double>(f.max_context_one_user)))});
-  s.rows.push_back({"headroom", f.headroom >= 0 ? fmt::format("{:.1f}% of the KV/state pool free at the requested load", f.headroom * 100) : "-"});
-  s.rows.push_back({"SGLang", "python3 -m sglang.launch_server --model-path " + (m.hf_repo.empty() ? m.id : m.hf_repo) + " " + f.sglang_flags});
+  s.rows.push_back(
+      {"headroom", f.headroom >= 0 ? fmt::format("{:.1f}% of the KV/state pool free at the requested load", f.headroom * 100) : "-"});
+  s.rows.push_back(
+      {"SGLang", "python3 -m sglang.launch_server --model-path " + (m.hf_repo.empty() ? m.id : m.hf_repo) + " " + f.sglang_flags});
   s.rows.push_back({"vLLM", "vllm serve " + (m.hf_repo.empty() ? m.id : m.hf_repo) + " " + f.vllm_flags});
   r.tables.push_back(s);
   for (const auto& x : f.reasons) r.notes.push_back("does not fit: " + x);
@@ -156,8 +167,8 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
   if (o.gpu.empty()) {
     if (explicit_layout) throw InputError("fit: --tp/--ep/--dp/--pp need a GPU (-g)");
     // every catalogue GPU: lower bound for the weights, deployable layout, and the smallest that holds the load
-    r.data = {{"model", m.id}, {"weights_bytes", weights}, {"precision", o.precision.empty() ? "as shipped" : o.precision},
-              {"context", context}, {"users", o.users}, {"gpus", nlohmann::json::array()}};
+    r.data = {{"model", m.id},      {"weights_bytes", weights}, {"precision", o.precision.empty() ? "as shipped" : o.precision},
+              {"context", context}, {"users", o.users},         {"gpus", nlohmann::json::array()}};
     struct Row {
       nlohmann::json j;
       std::vector<std::string> cells;
@@ -166,11 +177,19 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
     std::vector<Row> rows;
     for (const auto& g : cat.gpus()) {
       const LowerBound lb = weights_lower_bound(m, g, weights);
-      nlohmann::json j = {{"gpu", g.id}, {"lower_bound_gpus", lb.lower_bound_gpus}, {"lower_bound_gpus_usable", lb.lower_bound_gpus_usable}};
+      nlohmann::json j = {
+          {"gpu", g.id}, {"lower_bound_gpus", lb.lower_bound_gpus}, {"lower_bound_gpus_usable", lb.lower_bound_gpus_usable}};
       if (lb.deployable_found)
-        j["deployable"] = {{"gpus", lb.gpus}, {"nodes", lb.nodes}, {"tp", lb.layout.tp}, {"ep", lb.layout.ep}, {"pp", lb.layout.pp}, {"dp", lb.layout.dp},
-                           {"weights_bytes_per_gpu", lb.weights_bytes_per_gpu},
-                           {"vllm_layout", {{"tp", lb.vllm_layout.tp}, {"pp", lb.vllm_layout.pp}, {"dp", lb.vllm_layout.dp}, {"ep", lb.vllm_layout.ep}}}, {"flags", {{"sglang", lb.flags.sglang}, {"vllm", lb.flags.vllm}}}};
+        j["deployable"] = {
+            {"gpus", lb.gpus},
+            {"nodes", lb.nodes},
+            {"tp", lb.layout.tp},
+            {"ep", lb.layout.ep},
+            {"pp", lb.layout.pp},
+            {"dp", lb.layout.dp},
+            {"weights_bytes_per_gpu", lb.weights_bytes_per_gpu},
+            {"vllm_layout", {{"tp", lb.vllm_layout.tp}, {"pp", lb.vllm_layout.pp}, {"dp", lb.vllm_layout.dp}, {"ep", lb.vllm_layout.ep}}},
+            {"flags", {{"sglang", lb.flags.sglang}, {"vllm", lb.flags.vllm}}}};
       else
         j["deployable"] = nullptr;
       std::string load = "-";
@@ -180,7 +199,10 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
         j["fit"] = fit_json(f);
         if (f.fits) {
           cost = f.gpus * g.price_usd_per_hour.value;
-          load = fmt::format("{} ({}n) TP{} EP{} PP{}{} {:.0f} USD/h", f.gpus, f.nodes, f.layout.tp, f.layout.ep, f.layout.pp, (f.layout.dp > 1 ? fmt::format(" DP{}", f.layout.dp) : "") + (f.layout.dcp > 1 ? fmt::format(" DCP{}", f.layout.dcp) : ""), cost);
+          load = fmt::format(
+              "{} ({}n) TP{} EP{} PP{}{} {:.0f} USD/h", f.gpus, f.nodes, f.layout.tp, f.layout.ep, f.layout.pp,
+              (f.layout.dp > 1 ? fmt::format(" DP{}", f.layout.dp) : "") + (f.layout.dcp > 1 ? fmt::format(" DCP{}", f.layout.dcp) : ""),
+              cost);
           j["fit"]["usd_per_hour"] = cost;
         } else {
           load = "no fit";
@@ -206,16 +228,22 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
     if (!o.weights_only) std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.cost < b.cost; });
     Table t{fmt::format("{}: {} of weights ({}); GPUs for the weights alone{}{}", m.id, human_decimal(weights),
                         o.precision.empty() ? "as shipped" : o.precision, o.weights_only ? "" : " and for the load",
-                        o.weights_only ? "" : fmt::format(" ({} user{} at {} tokens, {}; ranked by USD/hour)", o.users, o.users == 1 ? "" : "s", format_context(context), o.engine)),
-            {"gpu", "lower bound (sold GB)", "lower bound (driver)", "deployable", "nodes", "GB/GPU", "SGLang flags"}, {}, {}};
+                        o.weights_only ? ""
+                                       : fmt::format(" ({} user{} at {} tokens, {}; ranked by USD/hour)", o.users, o.users == 1 ? "" : "s",
+                                                     format_context(context), o.engine)),
+            {"gpu", "lower bound (sold GB)", "lower bound (driver)", "deployable", "nodes", "GB/GPU", "SGLang flags"},
+            {},
+            {}};
     if (!o.weights_only) t.headers.push_back("fits the load");
     for (auto& row : rows) {
       t.rows.push_back(row.cells);
       r.data["gpus"].push_back(row.j);
     }
     r.tables.push_back(t);
-    r.notes.push_back("Lower bounds: weights / memory per GPU, rounded up (sold GB = 1e9 B as vendors quote; driver = MiB the driver reports). "
-                      "Deployable: a GPU count the engines accept (TP a power of two dividing the attention heads, EP dividing the experts, whole nodes).");
+    r.notes.push_back(
+        "Lower bounds: weights / memory per GPU, rounded up (sold GB = 1e9 B as vendors quote; driver = MiB the driver reports). "
+        "Deployable: a GPU count the engines accept (TP a power of two dividing the attention heads, EP dividing the experts, whole "
+        "nodes).");
     if (!o.weights_only) r.notes.push_back("`k3plan fit -m MODEL -g GPU` shows the full per-GPU budget and the launch flags for one GPU.");
     r.data["assumptions"] = r.assumptions;
     return r;
@@ -236,8 +264,9 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
       l.dp_attention = o.dp_attention;
       if (s.engine == Engine::vllm && m.moe && o.ep == 0 && (l.tp * l.dp) > 1) l.ep = l.tp * l.dp;  // vLLM derives EP
       if (n > 0 && l.gpus(s.engine) != n)
-        throw InputError(fmt::format("-n {} contradicts the layout: {} needs {} GPUs ({})", n, s.engine == Engine::vllm ? "TP x PP x DP" : "TP x PP",
-                                     l.gpus(s.engine), s.engine == Engine::vllm ? "vLLM" : "SGLang"));
+        throw InputError(fmt::format("-n {} contradicts the layout: {} needs {} GPUs ({})", n,
+                                     s.engine == Engine::vllm ? "TP x PP x DP" : "TP x PP", l.gpus(s.engine),
+                                     s.engine == Engine::vllm ? "vLLM" : "SGLang"));
       f = evaluate_fit(m, g, l, s, context, o.users);
     } else {
       const auto cands = candidate_layouts(m, g, s.engine, n);

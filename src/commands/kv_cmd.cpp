@@ -1,6 +1,5 @@
 // `k3plan kv`: KV cache and recurrent state per token, per sequence and for N users.
 #include <cmath>
-
 #include <k3plan/commands.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/kv.hpp>
@@ -13,7 +12,8 @@ namespace k3plan {
 Report run_kv(const Catalogue& cat, const KvCommandOptions& o) {
   Model m;
   const bool what_if = o.layers > 0 || o.kv_heads > 0 || o.head_dim > 0;
-  if (what_if && !o.model.empty()) throw InputError("kv: give either --model or the what-if geometry (--layers, --kv-heads, --head-dim), not both");
+  if (what_if && !o.model.empty())
+    throw InputError("kv: give either --model or the what-if geometry (--layers, --kv-heads, --head-dim), not both");
   if (what_if) {
     if (o.layers <= 0 || o.kv_heads <= 0 || o.head_dim <= 0)
       throw InputError("kv: the what-if needs all of --layers, --kv-heads and --head-dim, each positive");
@@ -49,10 +49,13 @@ Report run_kv(const Catalogue& cat, const KvCommandOptions& o) {
   Report r;
   for (auto c : contexts)
     if (!what_if && c > m.max_context)
-      r.notes.push_back(fmt::format("warning: context {} exceeds {}'s maximum of {} tokens ({}); shown for comparison only", format_context(c), m.id,
-                                    fmt_int(static_cast<double>(m.max_context)), format_context(m.max_context)));
-  Table layers{fmt::format("{}: cache per GPU at TP{}, KV dtype {}{}", m.id, o.tp, p.kv_dtype, p.state_bytes_per_sequence > 0 ? ", state dtype " + o.state_dtype : ""),
-               {"layers", "kind", "count", "B/token", "window", "state/seq"}, {}, {false, false, true, true, true, true}};
+      r.notes.push_back(fmt::format("warning: context {} exceeds {}'s maximum of {} tokens ({}); shown for comparison only",
+                                    format_context(c), m.id, fmt_int(static_cast<double>(m.max_context)), format_context(m.max_context)));
+  Table layers{fmt::format("{}: cache per GPU at TP{}, KV dtype {}{}", m.id, o.tp, p.kv_dtype,
+                           p.state_bytes_per_sequence > 0 ? ", state dtype " + o.state_dtype : ""),
+               {"layers", "kind", "count", "B/token", "window", "state/seq"},
+               {},
+               {false, false, true, true, true, true}};
   nlohmann::json jl = nlohmann::json::array();
   for (const auto& l : p.layers) {
     std::string per_token = fmt_int(l.bytes_per_token);
@@ -61,7 +64,9 @@ Report run_kv(const Catalogue& cat, const KvCommandOptions& o) {
     layers.rows.push_back({l.block, kind, std::to_string(l.count), per_token,
                            l.window ? fmt::format("{} tok x {} B", l.window, fmt_int(l.window_bytes_per_token)) : "-",
                            l.state_bytes_per_sequence > 0 ? human_binary(l.state_bytes_per_sequence) : "-"});
-    nlohmann::json j = {{"kind", kind}, {"block", l.block}, {"count", l.count},
+    nlohmann::json j = {{"kind", kind},
+                        {"block", l.block},
+                        {"count", l.count},
                         {"bytes_per_token", l.bytes_per_token + (l.compress_ratio ? l.compressed_entry_bytes / l.compress_ratio : 0.0)},
                         {"state_bytes_per_sequence", l.state_bytes_per_sequence}};
     if (l.window) {
@@ -75,16 +80,21 @@ Report run_kv(const Catalogue& cat, const KvCommandOptions& o) {
     if (l.draft) j["draft"] = true;
     jl.push_back(j);
   }
-  layers.rows.push_back({"total", "", std::to_string(m.num_layers() + o.draft_layers), fmt_int(p.bytes_per_token), "", p.state_bytes_per_sequence > 0 ? human_binary(p.state_bytes_per_sequence) : "-"});
+  layers.rows.push_back({"total", "", std::to_string(m.num_layers() + o.draft_layers), fmt_int(p.bytes_per_token), "",
+                         p.state_bytes_per_sequence > 0 ? human_binary(p.state_bytes_per_sequence) : "-"});
   r.tables.push_back(layers);
-  Table rows{fmt::format("Per user and for {} user{} (per GPU at TP{})", fmt_int(static_cast<double>(o.users)), o.users == 1 ? "" : "s", o.tp),
-             {"context", "tokens", "per user GiB", "per user GB", fmt::format("{} user{} GiB", o.users, o.users == 1 ? "" : "s"), fmt::format("{} user{} GB", o.users, o.users == 1 ? "" : "s")}, {}, {}};
+  Table rows{
+      fmt::format("Per user and for {} user{} (per GPU at TP{})", fmt_int(static_cast<double>(o.users)), o.users == 1 ? "" : "s", o.tp),
+      {"context", "tokens", "per user GiB", "per user GB", fmt::format("{} user{} GiB", o.users, o.users == 1 ? "" : "s"),
+       fmt::format("{} user{} GB", o.users, o.users == 1 ? "" : "s")},
+      {},
+      {}};
   nlohmann::json jr = nlohmann::json::array();
   for (auto c : contexts) {
     const double per = p.bytes_per_sequence(c);
     const double all = per * static_cast<double>(o.users);
-    rows.rows.push_back({format_context(c), fmt_int(static_cast<double>(c)), fmt::format("{:.3f}", per / kGiB), fmt::format("{:.3f}", per / kGB),
-                         fmt::format("{:.2f}", all / kGiB), fmt::format("{:.2f}", all / kGB)});
+    rows.rows.push_back({format_context(c), fmt_int(static_cast<double>(c)), fmt::format("{:.3f}", per / kGiB),
+                         fmt::format("{:.3f}", per / kGB), fmt::format("{:.2f}", all / kGiB), fmt::format("{:.2f}", all / kGB)});
     jr.push_back({{"context", c}, {"bytes_per_user", per}, {"bytes_all_users", all}});
   }
   r.tables.push_back(rows);
@@ -103,12 +113,14 @@ Report run_kv(const Catalogue& cat, const KvCommandOptions& o) {
   for (const auto& n : p.notes) r.notes.push_back(n);
   const std::int64_t max_ctx = *std::max_element(contexts.begin(), contexts.end());
   const std::string engine_dtype = p.kv_dtype == "bf16" || p.kv_dtype == "fp16" ? "auto" : p.kv_dtype;
-  r.notes.push_back(fmt::format("Per GPU at TP{}: {} B/token{}; {} user{} at {} need{} {} = {} per GPU.", o.tp, fmt_int(p.bytes_per_token),
-                                p.state_bytes_per_sequence > 0 ? fmt::format(" + {} fixed state per sequence", human_binary(p.state_bytes_per_sequence)) : "",
-                                o.users, o.users == 1 ? "" : "s", format_context(max_ctx), o.users == 1 ? "s" : "", human_binary(p.bytes_per_sequence(max_ctx) * static_cast<double>(o.users)),
-                                human_decimal(p.bytes_per_sequence(max_ctx) * static_cast<double>(o.users))));
-  r.notes.push_back(fmt::format("Flags: SGLang --kv-cache-dtype {} --context-length {}; vLLM --kv-cache-dtype {} --max-model-len {}", engine_dtype, max_ctx,
-                                engine_dtype, max_ctx));
+  r.notes.push_back(fmt::format(
+      "Per GPU at TP{}: {} B/token{}; {} user{} at {} need{} {} = {} per GPU.", o.tp, fmt_int(p.bytes_per_token),
+      p.state_bytes_per_sequence > 0 ? fmt::format(" + {} fixed state per sequence", human_binary(p.state_bytes_per_sequence)) : "",
+      o.users, o.users == 1 ? "" : "s", format_context(max_ctx), o.users == 1 ? "s" : "",
+      human_binary(p.bytes_per_sequence(max_ctx) * static_cast<double>(o.users)),
+      human_decimal(p.bytes_per_sequence(max_ctx) * static_cast<double>(o.users))));
+  r.notes.push_back(fmt::format("Flags: SGLang --kv-cache-dtype {} --context-length {}; vLLM --kv-cache-dtype {} --max-model-len {}",
+                                engine_dtype, max_ctx, engine_dtype, max_ctx));
   r.notes.push_back("GiB = 2^30 B, GB = 1e9 B; k = 1,024 and M = 1,048,576 tokens.");
   // only the geometry this calculation uses (not, say, a published checkpoint size)
   std::vector<Assumption> used;
@@ -117,9 +129,17 @@ Report run_kv(const Catalogue& cat, const KvCommandOptions& o) {
         a.what.find("linear_attn") != std::string::npos || a.what.find("hybrid") != std::string::npos)
       used.push_back(a);
   add_assumptions(r, used);
-  r.data = {{"model", m.id}, {"tp", o.tp}, {"kv_dtype", p.kv_dtype}, {"state_dtype", o.state_dtype}, {"users", o.users},
-            {"bytes_per_token", p.bytes_per_token}, {"state_bytes_per_sequence", p.state_bytes_per_sequence},
-            {"layers", jl}, {"rows", jr}, {"notes", p.notes}, {"assumptions", r.assumptions}};
+  r.data = {{"model", m.id},
+            {"tp", o.tp},
+            {"kv_dtype", p.kv_dtype},
+            {"state_dtype", o.state_dtype},
+            {"users", o.users},
+            {"bytes_per_token", p.bytes_per_token},
+            {"state_bytes_per_sequence", p.state_bytes_per_sequence},
+            {"layers", jl},
+            {"rows", jr},
+            {"notes", p.notes},
+            {"assumptions", r.assumptions}};
   return r;
 }
 

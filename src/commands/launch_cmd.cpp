@@ -1,7 +1,6 @@
 // `k3plan launch`: take a deployment through fit, refuse what does not fit, emit the commands.
 #include <filesystem>
 #include <fstream>
-
 #include <k3plan/deploy_fit.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/launch.hpp>
@@ -16,7 +15,8 @@ namespace {
 std::string read_text(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) throw InputError(fmt::format("{}: no such file", path));
-  if (std::filesystem::file_size(path, ec) > 16u * 1024u * 1024u) throw InputError(fmt::format("{}: larger than 16 MiB; not a deployment file", path));
+  if (std::filesystem::file_size(path, ec) > 16u * 1024u * 1024u)
+    throw InputError(fmt::format("{}: larger than 16 MiB; not a deployment file", path));
   std::ifstream in(path, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return text;
@@ -33,8 +33,9 @@ void write_file(const std::filesystem::path& p, const std::string& text, bool ex
   }
   std::error_code ec;
   if (executable)
-    std::filesystem::permissions(tmp, std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec | std::filesystem::perms::others_exec,
-                                 std::filesystem::perm_options::add, ec);
+    std::filesystem::permissions(
+        tmp, std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec | std::filesystem::perms::others_exec,
+        std::filesystem::perm_options::add, ec);
   std::filesystem::rename(tmp, p, ec);
   if (ec) throw InputError(fmt::format("{}: {}", p.string(), ec.message()));
 }
@@ -44,7 +45,8 @@ void write_file(const std::filesystem::path& p, const std::string& text, bool ex
 Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
   if (o.emit != "sh" && o.emit != "k8s" && o.emit != "json") {
     const auto hint = closest_match(o.emit, {"sh", "k8s", "json"});
-    throw InputError(fmt::format("--emit {}: unknown{}", o.emit, hint.empty() ? " (use sh, k8s or json)" : fmt::format("; did you mean '{}'?", hint)));
+    throw InputError(
+        fmt::format("--emit {}: unknown{}", o.emit, hint.empty() ? " (use sh, k8s or json)" : fmt::format("; did you mean '{}'?", hint)));
   }
   Deployment d;
   std::vector<Finding> schema;
@@ -59,7 +61,8 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
   }
   Report r;
   for (const auto& f : schema)
-    if (f.severity == "error") r.notes.push_back(fmt::format("{}:{}:{}: error: {} [{}]", f.pos.file, f.pos.line, f.pos.column, f.message, f.rule));
+    if (f.severity == "error")
+      r.notes.push_back(fmt::format("{}:{}:{}: error: {} [{}]", f.pos.file, f.pos.line, f.pos.column, f.message, f.rule));
   if (!r.notes.empty()) {
     r.exit_code = 1;
     r.data = {{"emitted", false}, {"reasons", r.notes}};
@@ -76,7 +79,8 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
     return r;
   }
   const LaunchPlan plan = make_launch_plan(d, df.model, f.layout, df.gpus, df.nodes, df.gpu->gpus_per_node, df.context, f.utilization_used);
-  const std::string image = !o.image.empty() ? o.image : (d.engine == Engine::sglang ? "lmsysorg/sglang:latest" : "vllm/vllm-openai:latest");
+  const std::string image =
+      !o.image.empty() ? o.image : (d.engine == Engine::sglang ? "lmsysorg/sglang:latest" : "vllm/vllm-openai:latest");
   const std::string gpu_res = df.gpu->vendor == "amd" ? "amd.com/gpu" : "nvidia.com/gpu";
   nlohmann::json jn = nlohmann::json::array();
   for (const auto& c : plan.nodes_cmd) jn.push_back({{"rank", c.rank}, {"env", c.env}, {"argv", c.argv}});
@@ -86,7 +90,13 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
             {"gpus", df.gpus},
             {"nodes", df.nodes},
             {"engine", to_string(d.engine)},
-            {"layout", {{"tp", f.layout.tp}, {"ep", f.layout.ep}, {"dp", f.layout.dp}, {"pp", f.layout.pp}, {"dp_attention", f.layout.dp_attention}, {"dcp", f.layout.dcp}}},
+            {"layout",
+             {{"tp", f.layout.tp},
+              {"ep", f.layout.ep},
+              {"dp", f.layout.dp},
+              {"pp", f.layout.pp},
+              {"dp_attention", f.layout.dp_attention},
+              {"dcp", f.layout.dcp}}},
             {"context", df.context},
             {"memory_fraction", f.utilization_used},
             {"kv_cache_tokens", f.kv_cache_tokens},
@@ -97,8 +107,10 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
             {"ready_line", plan.ready_line},
             {"warnings", f.warnings}};
   std::string text;
-  if (o.emit == "sh") text = emit_shell(plan);
-  else if (o.emit == "k8s") text = emit_lws(plan, image, gpu_res);
+  if (o.emit == "sh")
+    text = emit_shell(plan);
+  else if (o.emit == "k8s")
+    text = emit_lws(plan, image, gpu_res);
   if (d.engine == Engine::vllm && f.layout.dp > 1 && df.nodes > 2 && o.emit == "k8s")
     r.notes.push_back("note: vLLM DP across more than 2 pods needs a per-worker --data-parallel-start-rank; the manifest gives worker 1's");
   if (!o.out_dir.empty()) {

@@ -21,18 +21,21 @@ Report run_weights(const Catalogue& cat, const WeightsOptions& o) {
   r.data["params_mtp"] = p.mtp;
   r.data["params_vision"] = p.vision;
   Table t{fmt::format("{}: {} parameters ({} active per token), derived from geometry", m.id, fmt_params(p.total), fmt_params(p.active)),
-          {"precision", "bits/weight", "weights TB", "weights GB", "GiB", "note"}, {}, {false, true, true, true, true, false}};
+          {"precision", "bits/weight", "weights TB", "weights GB", "GiB", "note"},
+          {},
+          {false, true, true, true, true, false}};
   r.data["precisions"] = nlohmann::json::array();
   for (const auto& name : precs) {
     const auto& f = precision_format(name);
     const auto w = weights_uniform(p, name);
-    t.rows.push_back({f.name, fmt::format("{:.3f}", f.bits_per_weight), fmt::format("{:.2f}", w.bytes / kTB), fmt::format("{:.1f}", w.bytes / kGB),
-                      fmt::format("{:.1f}", w.bytes / kGiB), f.note});
+    t.rows.push_back({f.name, fmt::format("{:.3f}", f.bits_per_weight), fmt::format("{:.2f}", w.bytes / kTB),
+                      fmt::format("{:.1f}", w.bytes / kGB), fmt::format("{:.1f}", w.bytes / kGiB), f.note});
     r.data["precisions"].push_back({{"precision", f.name}, {"bits_per_weight", f.bits_per_weight}, {"bytes", w.bytes}});
   }
   const auto s = weights_as_shipped(m, p);
-  t.rows.push_back({"as shipped", fmt::format("{:.3f}", s.bytes * 8 / p.total), fmt::format("{:.2f}", s.bytes / kTB), fmt::format("{:.1f}", s.bytes / kGB),
-                    fmt::format("{:.1f}", s.bytes / kGiB), "each group in its shipped precision (below)"});
+  t.rows.push_back({"as shipped", fmt::format("{:.3f}", s.bytes * 8 / p.total), fmt::format("{:.2f}", s.bytes / kTB),
+                    fmt::format("{:.1f}", s.bytes / kGB), fmt::format("{:.1f}", s.bytes / kGiB),
+                    "each group in its shipped precision (below)"});
   r.tables.push_back(t);
   Table g{"As shipped, by parameter group", {"group", "params", "precision", "GB"}, {}, {}};
   nlohmann::json groups = nlohmann::json::array();
@@ -51,12 +54,15 @@ Report run_weights(const Catalogue& cat, const WeightsOptions& o) {
     const double pub = m.published_checkpoint_bytes->value;
     const double extra = p.mtp * precision_format(m.precision_of(ParamGroup::mtp)).bits_per_weight / 8 + p.vision * 2;
     r.data["as_shipped"]["published_checkpoint_bytes"] = pub;
-    r.notes.push_back(fmt::format("Published checkpoint: {} ({}). Derived: {} for the weights counted above{}; {:+.1f}% off.", human_decimal(pub),
-                                  m.published_checkpoint_bytes->source, human_decimal(s.bytes),
-                                  extra > 0 ? fmt::format(" + {} MTP/vision = {}", human_decimal(extra), human_decimal(s.bytes + extra)) : "",
-                                  (s.bytes + extra - pub) / pub * 100));
+    r.notes.push_back(
+        fmt::format("Published checkpoint: {} ({}). Derived: {} for the weights counted above{}; {:+.1f}% off.", human_decimal(pub),
+                    m.published_checkpoint_bytes->source, human_decimal(s.bytes),
+                    extra > 0 ? fmt::format(" + {} MTP/vision = {}", human_decimal(extra), human_decimal(s.bytes + extra)) : "",
+                    (s.bytes + extra - pub) / pub * 100));
   }
-  if (p.mtp > 0) r.notes.push_back(fmt::format("MTP layers ({} parameters) are not in the totals; engines load them only for speculative decoding.", fmt_params(p.mtp)));
+  if (p.mtp > 0)
+    r.notes.push_back(fmt::format("MTP layers ({} parameters) are not in the totals; engines load them only for speculative decoding.",
+                                  fmt_params(p.mtp)));
   r.notes.push_back("TB = 1e12 B, GB = 1e9 B, GiB = 2^30 B.");
   add_assumptions(r, m.assumptions);
   r.data["assumptions"] = r.assumptions;

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cctype>
-
 #include <k3plan/error.hpp>
 #include <k3plan/report.hpp>
 
@@ -16,7 +15,8 @@ Format parse_format(const std::string& s) {
   if (s == "csv") return Format::csv;
   if (s == "md" || s == "markdown") return Format::md;
   const auto hint = closest_match(s, {"table", "json", "yaml", "csv", "md"});
-  throw InputError(fmt::format("unknown format '{}'{}", s, hint.empty() ? " (use table, json, yaml, csv or md)" : fmt::format("; did you mean '{}'?", hint)));
+  throw InputError(fmt::format("unknown format '{}'{}", s,
+                               hint.empty() ? " (use table, json, yaml, csv or md)" : fmt::format("; did you mean '{}'?", hint)));
 }
 
 namespace {
@@ -49,12 +49,24 @@ void emit_yaml(YAML::Emitter& out, const nlohmann::json& j) {
       for (const auto& v : j) emit_yaml(out, v);
       out << YAML::EndSeq;
       break;
-    case nlohmann::json::value_t::string: out << YAML::DoubleQuoted << j.get<std::string>(); break;
-    case nlohmann::json::value_t::boolean: out << j.get<bool>(); break;
-    case nlohmann::json::value_t::number_integer: out << j.get<std::int64_t>(); break;
-    case nlohmann::json::value_t::number_unsigned: out << j.get<std::uint64_t>(); break;
-    case nlohmann::json::value_t::number_float: out << j.dump(); break;
-    default: out << YAML::Null; break;
+    case nlohmann::json::value_t::string:
+      out << YAML::DoubleQuoted << j.get<std::string>();
+      break;
+    case nlohmann::json::value_t::boolean:
+      out << j.get<bool>();
+      break;
+    case nlohmann::json::value_t::number_integer:
+      out << j.get<std::int64_t>();
+      break;
+    case nlohmann::json::value_t::number_unsigned:
+      out << j.get<std::uint64_t>();
+      break;
+    case nlohmann::json::value_t::number_float:
+      out << j.dump();
+      break;
+    default:
+      out << YAML::Null;
+      break;
   }
 }
 
@@ -71,9 +83,12 @@ std::string csv_cell(const std::string& s) {
 std::string md_cell(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '|') o += "\\|";
-    else if (c == '\n') o += ' ';
-    else o += c;
+    if (c == '|')
+      o += "\\|";
+    else if (c == '\n')
+      o += ' ';
+    else
+      o += c;
   }
   return o;
 }
@@ -88,7 +103,8 @@ std::string render_table(const Table& t) {
     for (std::size_t i = 0; i < n && i < row.size(); ++i) w[i] = std::max(w[i], width(row[i]));
   std::vector<bool> right(n, false);
   for (std::size_t i = 0; i < n; ++i) {
-    if (i < t.right_align.size()) right[i] = t.right_align[i];
+    if (i < t.right_align.size())
+      right[i] = t.right_align[i];
     else {
       bool num = !t.rows.empty();
       for (const auto& row : t.rows) num = num && (i >= row.size() || row[i].empty() || looks_numeric(row[i]) || row[i] == "-");
@@ -118,7 +134,8 @@ std::string render_table(const Table& t) {
 
 std::string render(const Report& r, Format f) {
   switch (f) {
-    case Format::json: return r.data.dump(2) + "\n";
+    case Format::json:
+      return r.data.dump(2) + "\n";
     case Format::yaml: {
       YAML::Emitter out;
       emit_yaml(out, r.data);
