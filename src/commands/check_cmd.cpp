@@ -639,10 +639,6 @@ const char* kind_name(InputKind k) {
   return "deployment";
 }
 
-std::string layout_text(const Layout& l) {
-  return fmt::format("TP{} EP{} DP{} PP{}{}", l.tp, l.ep, l.dp, l.pp, l.dp_attention ? " DP-attention" : "");
-}
-
 Model resolve_for(const Catalogue& cat, const Deployment& d) {
   if (!cat.find_model(d.model) && !d.file.empty() && d.file.front() != '<') {
     // a model file named relative to the deployment file

@@ -2,7 +2,11 @@
 // Small helpers shared by the command implementations (formatting numbers for tables).
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
+#include <k3plan/budget.hpp>
 #include <k3plan/figure.hpp>
+#include <k3plan/layout.hpp>
 #include <k3plan/report.hpp>
 #include <string>
 #include <vector>
@@ -28,6 +32,38 @@ inline void add_assumptions(Report& r, const std::vector<Assumption>& as) {
     for (const auto& x : r.assumptions) dup = dup || x == s;
     if (!dup) r.assumptions.push_back(s);
   }
+}
+
+// The JSON and text forms of a layout and a per-GPU budget, shared by fit, perf, plan and report.
+inline nlohmann::json layout_json(const Layout& l) {
+  return {{"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"pp", l.pp}, {"dp_attention", l.dp_attention}, {"dcp", l.dcp}};
+}
+
+inline std::string layout_text(const Layout& l) {
+  std::string s = fmt::format("TP{}", l.tp);
+  if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
+  if (l.dp > 1) s += fmt::format(" DP{}", l.dp);
+  if (l.pp > 1) s += fmt::format(" PP{}", l.pp);
+  if (l.dcp > 1) s += fmt::format(" DCP{}", l.dcp);
+  if (l.dp_attention) s += " DP-attention";
+  return s;
+}
+
+inline nlohmann::json budget_json(const RankBudget& b) {
+  return {{"stage", b.stage},
+          {"layers", b.layers},
+          {"capacity_bytes", b.capacity_bytes},
+          {"reserved_bytes", b.reserved_bytes},
+          {"weights_bytes", b.weights_bytes},
+          {"activation_bytes", b.activation_bytes},
+          {"overhead_bytes", b.overhead_bytes},
+          {"kv_pool_bytes", b.kv_pool_bytes},
+          {"state_pool_bytes", b.state_pool_bytes},
+          {"free_bytes", b.free_bytes},
+          {"kv_bytes_per_token", b.kv_bytes_per_token},
+          {"state_bytes_per_sequence", b.state_bytes_per_sequence},
+          {"bytes_per_sequence", b.bytes_per_sequence},
+          {"kv_tokens", b.kv_tokens}};
 }
 
 }  // namespace k3plan

@@ -14,26 +14,6 @@ namespace k3plan {
 
 namespace {
 
-nlohmann::json layout_json(const Layout& l) {
-  return {{"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"pp", l.pp}, {"dp_attention", l.dp_attention}, {"dcp", l.dcp}};
-}
-
-nlohmann::json budget_json(const RankBudget& b) {
-  return {{"stage", b.stage},
-          {"layers", b.layers},
-          {"capacity_bytes", b.capacity_bytes},
-          {"reserved_bytes", b.reserved_bytes},
-          {"weights_bytes", b.weights_bytes},
-          {"activation_bytes", b.activation_bytes},
-          {"overhead_bytes", b.overhead_bytes},
-          {"kv_pool_bytes", b.kv_pool_bytes},
-          {"state_pool_bytes", b.state_pool_bytes},
-          {"free_bytes", b.free_bytes},
-          {"kv_bytes_per_token", b.kv_bytes_per_token},
-          {"state_bytes_per_sequence", b.state_bytes_per_sequence},
-          {"kv_tokens", b.kv_tokens}};
-}
-
 nlohmann::json fit_json(const FitResult& f) {
   nlohmann::json j = {{"model", f.model},
                       {"gpu", f.gpu},

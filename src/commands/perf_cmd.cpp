@@ -298,20 +298,6 @@ MemCheck memory_check(const Model& m, const Gpu& g, const Layout& l, const Engin
   return c;
 }
 
-nlohmann::json layout_json(const Layout& l) {
-  return {{"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"pp", l.pp}, {"dp_attention", l.dp_attention}, {"dcp", l.dcp}};
-}
-
-std::string layout_text(const Layout& l) {
-  std::string s = fmt::format("TP{}", l.tp);
-  if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
-  if (l.dp > 1) s += fmt::format(" DP{}", l.dp);
-  if (l.pp > 1) s += fmt::format(" PP{}", l.pp);
-  if (l.dp_attention) s += " DPA";
-  if (l.dcp > 1) s += fmt::format(" DCP{}", l.dcp);
-  return s;
-}
-
 std::string precision_label(const Model& m, const std::string& uniform, const std::string& experts) {
   if (!uniform.empty()) return uniform;
   if (!experts.empty()) return "experts " + experts;

@@ -32,37 +32,6 @@ namespace {
 
 using nlohmann::json;
 
-json layout_json(const Layout& l) {
-  return {{"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"pp", l.pp}, {"dp_attention", l.dp_attention}, {"dcp", l.dcp}};
-}
-
-std::string layout_text(const Layout& l) {
-  std::string s = fmt::format("TP{}", l.tp);
-  if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
-  if (l.dp > 1) s += fmt::format(" DP{}", l.dp);
-  if (l.pp > 1) s += fmt::format(" PP{}", l.pp);
-  if (l.dcp > 1) s += fmt::format(" DCP{}", l.dcp);
-  if (l.dp_attention) s += " DP-attention";
-  return s;
-}
-
-json budget_json(const RankBudget& b) {
-  return {{"stage", b.stage},
-          {"layers", b.layers},
-          {"capacity_bytes", b.capacity_bytes},
-          {"reserved_bytes", b.reserved_bytes},
-          {"weights_bytes", b.weights_bytes},
-          {"activation_bytes", b.activation_bytes},
-          {"overhead_bytes", b.overhead_bytes},
-          {"kv_pool_bytes", b.kv_pool_bytes},
-          {"state_pool_bytes", b.state_pool_bytes},
-          {"free_bytes", b.free_bytes},
-          {"kv_bytes_per_token", b.kv_bytes_per_token},
-          {"state_bytes_per_sequence", b.state_bytes_per_sequence},
-          {"bytes_per_sequence", b.bytes_per_sequence},
-          {"kv_tokens", b.kv_tokens}};
-}
-
 // The same layout choice as `fit -g GPU [-n N]`.
 FitResult fit_one(const Model& m, const Gpu& g, const EngineSettings& s, int n, std::int64_t context, std::int64_t users) {
   if (n <= 0) return search_fit(m, g, s, context, users);
