@@ -11,7 +11,6 @@ namespace k3plan {
 
 namespace {
 
-constexpr double kMB = 1048576.0;  // SGLang's server_args works in MiB and calls it MB
 
 double gpu_mem_mib(const Gpu& g) { return g.memory_reported_mib.value; }
 

@@ -35,7 +35,8 @@ std::string shell_quote(const std::string& s) {
 
 std::string yaml_quote(const std::string& s) {
   std::string o = "\"";
-  for (unsigned char c : s) {
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
     switch (c) {
       case '"':
         o += "\\\"";

@@ -24,10 +24,12 @@ std::string vllm_kv(const std::string& d) {
 // Plain words stay bare for readability; anything else is single-quoted.
 std::string shell_word(const std::string& s) {
   if (s.empty()) return "''";
-  for (unsigned char c : s)
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
     if (!(std::isalnum(c) || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == ',' || c == '+' || c == '@' || c == '%' ||
           c == '='))
       return shell_quote(s);
+  }
   return s;
 }
 

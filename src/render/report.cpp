@@ -24,7 +24,7 @@ namespace {
 // Display width in terminal columns (UTF-8 continuation bytes take no column).
 std::size_t width(const std::string& s) {
   std::size_t w = 0;
-  for (unsigned char c : s) w += (c & 0xC0) != 0x80;
+  for (const char c : s) w += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
   return w;
 }
 
