@@ -43,8 +43,4 @@ double download_seconds(double bytes, double bytes_per_s);
 // Tier-2 rule of thumb (seed): a model fits one accelerator if weights + KV + ~2 GB runtime < VRAM.
 bool fits_single_accelerator(double weights_bytes, double kv_bytes, double vram_bytes, double runtime_bytes = 2e9);
 
-// A standalone SVG chart of monthly cost against monthly output tokens, rent vs API, crossing marked.
-std::string cost_chart_svg(double rent_usd_per_month, const ApiRates& r, double input_per_output, double cache_hit,
-                           const std::string& title);
-
 }  // namespace k3plan

@@ -118,6 +118,10 @@ class Chart {
 
 }  // namespace svg
 
+// `k3plan cost --svg`: monthly cost against monthly output tokens, rent against the API, the
+// break-even marked (a standalone SVG drawn with svg::Chart).
+std::string cost_chart_svg(double rent_usd_per_month, double api_usd_per_output_token, const std::string& title);
+
 struct ReportOptions {
   std::string model;
   std::vector<std::string> gpus;  // -g; empty = every catalogue GPU

@@ -7,6 +7,7 @@
 #include <k3plan/error.hpp>
 #include <k3plan/kv.hpp>
 #include <k3plan/params.hpp>
+#include <k3plan/report_html.hpp>
 #include <k3plan/units.hpp>
 
 #include "common.hpp"
@@ -209,8 +210,9 @@ Report run_cost(const Catalogue& cat, const CostOptions& o) {
   add_assumptions(r, model.assumptions);
 
   if (!o.svg_path.empty()) {
+    const double usd_per_output_token = (api.output + ratio * (hit * api.input_cache_hit + (1 - hit) * api.input_cache_miss)) / 1e6;
     const std::string svg =
-        cost_chart_svg(rent_month, api, ratio, hit, fmt::format("{}: rent {} GPUs vs API, monthly cost", model.id, base.gpus));
+        cost_chart_svg(rent_month, usd_per_output_token, fmt::format("{}: rent {} GPUs vs API, monthly cost", model.id, base.gpus));
     const std::string tmp = o.svg_path + ".tmp";
     {
       std::ofstream f(tmp, std::ios::binary);
