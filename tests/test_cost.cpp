@@ -2,6 +2,9 @@
 #include <catch2/catch.hpp>
 #include <k3plan/cost.hpp>
 #include <k3plan/report_html.hpp>
+#include <nlohmann/json.hpp>
+
+#include "support.hpp"
 
 using namespace k3plan;
 
@@ -49,4 +52,32 @@ TEST_CASE("the rent-vs-API chart is a standalone SVG with the crossing marked") 
   CHECK(svg.rfind("<svg", 0) == 0);
   CHECK(svg.find("break-even 960M") != std::string::npos);
   CHECK(svg.find("&lt;test&gt; &amp;") != std::string::npos);
+}
+
+TEST_CASE("cost rejects negative hours, a zero rate and a cache-hit fraction of 1.5 with exit 2") {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"cost", "--hours-per-day", "-1"}, {"cost", "--rate", "0"}, {"cost", "--cache-hit", "1.5"}, {"cost", "--days", "40"}}) {
+    const auto r = k3plan_test::run(args);
+    INFO(r.cmdline << ": " << r.err);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind("k3plan: error: ", 0) == 0);
+  }
+}
+
+TEST_CASE("cost with no arguments prints the seed's rental table and the Kimi K3 break-even, with price dates and sources") {
+  const auto r = k3plan_test::run({"cost", "-f", "json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["rental"].size() == 4);
+  CHECK(j["rental"][0]["usd_per_month"] == 1800.0);
+  CHECK(j["rental"][1]["gpu_hours_per_month"] == 960.0);
+  CHECK(j["rental"][2]["usd_per_month"] == 14400.0);
+  CHECK(j["rental"][3]["usd_per_month"] == 57600.0);
+  CHECK(j["break_even"]["output_tokens_per_month"].get<double>() == Approx(960e6));
+  CHECK(j["break_even"]["output_tokens_per_day"].get<double>() == Approx(32e6));
+  CHECK(j["api_usd_per_million"]["source"].get<std::string>().find("2026") != std::string::npos);
+  const auto t = k3plan_test::run({"cost", "--throughput", "952", "--gpus", "8", "-f", "json"});
+  REQUIRE(t.code == 0);
+  CHECK(nlohmann::json::parse(t.out)["tokens_per_s_per_usd_hour"].get<double>() == Approx(47.6));
 }

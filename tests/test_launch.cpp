@@ -176,3 +176,31 @@ TEST_CASE("the LeaderWorkerSet manifest parses as YAML and keeps hostile strings
   CHECK(lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]
             .as<std::string>() == "8");
 }
+
+TEST_CASE("launch emits SGLang commands for Kimi K3 on 4 x 8 H100, one per node") {
+  LaunchOptions o;
+  o.flags = k3("h100", 32, Engine::sglang);
+  o.flags.context = 32768;
+  o.flags.users = 4;
+  o.flags.head_address = "10.0.0.1";
+  const Report r = run_launch(cat(), o);
+  REQUIRE(r.exit_code == 0);
+  const auto& cmds = r.data["commands"];
+  REQUIRE(cmds.size() == 4);
+  for (int rank = 0; rank < 4; ++rank) {
+    const auto argv = cmds[static_cast<std::size_t>(rank)]["argv"].get<std::vector<std::string>>();
+    auto value = [&](const std::string& flag) {
+      for (std::size_t i = 0; i + 1 < argv.size(); ++i)
+        if (argv[i] == flag) return argv[i + 1];
+      return std::string("<absent>");
+    };
+    const int tp = std::stoi(value("--tp-size"));
+    const int pp = value("--pp-size") == "<absent>" ? 1 : std::stoi(value("--pp-size"));
+    CHECK(tp * pp == 32);
+    CHECK(896 % std::stoi(value("--ep-size")) == 0);
+    CHECK(value("--nnodes") == "4");
+    CHECK(value("--node-rank") == std::to_string(rank));
+    CHECK(value("--dist-init-addr") == "10.0.0.1:20000");
+    CHECK(value("--context-length") == "32768");
+  }
+}
