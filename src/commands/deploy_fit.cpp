@@ -22,14 +22,27 @@ DeploymentFit fit_deployment(const Catalogue& cat, const Deployment& d) {
   if (d.max_num_seqs) s.max_num_seqs = *d.max_num_seqs;
   if (d.cuda_graph_max_bs) s.cuda_graph_max_bs = *d.cuda_graph_max_bs;
   s.kv_dtype = d.kv_dtype;
-  Layout l = d.layout;
   if (!d.layout_given) {
+    // the same choice as `fit -g GPU -n N`: the engines' preferred order, the first that fits
     const auto cands = candidate_layouts(r.model, g, d.engine, r.gpus);
-    if (!cands.empty())
-      l = cands.front();
-    else
+    bool have = false;
+    for (const auto& cand : cands) {
+      if (have && r.fit.fits) break;
+      FitResult x = evaluate_fit(r.model, g, cand, s, r.context, d.users);
+      if (!have || x.fits || x.max_users > r.fit.max_users) {
+        r.fit = x;
+        have = true;
+      }
+    }
+    if (!have) {
+      Layout l;
       l.tp = r.gpus;
-  } else if (d.engine == Engine::vllm && r.model.moe && l.ep == 1 && d.where.count("parallel.ep") == 0 && l.tp * l.dp > 1) {
+      r.fit = evaluate_fit(r.model, g, l, s, r.context, d.users);
+    }
+    return r;
+  }
+  Layout l = d.layout;
+  if (d.engine == Engine::vllm && r.model.moe && l.ep == 1 && d.where.count("parallel.ep") == 0 && l.tp * l.dp > 1) {
     l.ep = l.tp * l.dp;  // vLLM derives EP when expert parallel is on; the file may omit it
   }
   r.fit = evaluate_fit(r.model, g, l, s, r.context, d.users);
