@@ -227,8 +227,9 @@ std::string marker_svg(const std::string& shape, double x, double y, const std::
 // Whether a pixel polyline passes within `margin` of a box.
 bool crosses(const std::vector<std::pair<double, double>>& line, const Box& b, double margin) {
   for (std::size_t k = 0; k + 1 < line.size(); ++k) {
-    auto [x1, y1] = line[k];
-    auto [x2, y2] = line[k + 1];
+    // plain variables, not structured bindings: clang 14 cannot capture those in a lambda
+    double x1 = line[k].first, y1 = line[k].second;
+    double x2 = line[k + 1].first, y2 = line[k + 1].second;
     if (x2 < x1) {
       std::swap(x1, x2);
       std::swap(y1, y2);
