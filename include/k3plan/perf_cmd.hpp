@@ -7,8 +7,10 @@
 #include <k3plan/catalogue.hpp>
 #include <k3plan/perf.hpp>
 #include <k3plan/report.hpp>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace k3plan {
@@ -33,6 +35,16 @@ struct PerfOptions {
   std::string efficiency_file;  // empty = the embedded data/perf/efficiency.yaml
 };
 Report run_perf(const Catalogue& cat, const PerfOptions& o);
+
+// Service levels (data/perf/sla.yaml or a user file): TTFT targets tiered by prompt length and ITL
+// targets per workload, each a figure with its source.
+struct Sla {
+  std::vector<std::pair<double, Figure>> ttft_tiers;  // max prompt tokens (ascending), target ms
+  std::map<std::string, Figure> itl;                  // workload -> ms
+  std::string source;
+};
+Sla parse_sla(const std::string& text, const std::string& origin);
+Sla embedded_sla();  // data/perf/sla.yaml as built in
 
 struct PlanOptions {
   std::string model;

@@ -661,39 +661,6 @@ Report run_perf_validate(const Catalogue& cat) {
 
 namespace {
 
-struct Sla {
-  std::vector<std::pair<double, Figure>> ttft_tiers;  // max prompt tokens, target ms
-  std::map<std::string, Figure> itl;                  // workload -> ms
-  std::string source;
-};
-
-Sla parse_sla(const std::string& text, const std::string& origin) {
-  YamlReader r(origin);
-  const YAML::Node root = r.parse(text);
-  r.check_keys(root, {"source", "ttft_tiers", "itl_ms"}, "");
-  Sla s;
-  s.source = r.str(root, "source", "", true);
-  const YAML::Node tiers = root["ttft_tiers"];
-  if (tiers.IsDefined()) {
-    if (!tiers.IsSequence()) r.fail(tiers, "ttft_tiers", "expected a list");
-    for (const auto& t : tiers) {
-      r.check_keys(t, {"max_prompt_tokens", "ttft_ms"}, "ttft_tiers[]");
-      s.ttft_tiers.push_back({r.number(t, "max_prompt_tokens", "ttft_tiers[]", true, 0, 1, 1e9),
-                              r.figure(t, "ttft_ms", "ttft_tiers[]", true, s.source, 1, 1e8, nullptr, "")});
-    }
-    std::sort(s.ttft_tiers.begin(), s.ttft_tiers.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  }
-  const YAML::Node itl = root["itl_ms"];
-  if (itl.IsDefined()) {
-    r.require_map(itl, "itl_ms");
-    for (const auto& kv : itl) {
-      const std::string w = kv.first.as<std::string>();
-      s.itl[w] = r.figure(itl, w.c_str(), "itl_ms", true, s.source, 0.1, 1e6, nullptr, "");
-    }
-  }
-  return s;
-}
-
 double rental_rate(const Catalogue& cat, const Gpu& g, const std::string& kind, std::string& note) {
   if (kind == "on-demand") return g.price_usd_per_hour.value;
   std::vector<double> q;
@@ -779,8 +746,7 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
   r.assumptions.push_back(kModelAssumption);
 
   // service level
-  const Sla sla = o.sla_file.empty() ? parse_sla(embedded_text(kSlaPath), std::string("embedded data/") + kSlaPath)
-                                     : parse_sla(read_file(o.sla_file, "--sla"), o.sla_file);
+  const Sla sla = o.sla_file.empty() ? embedded_sla() : parse_sla(read_file(o.sla_file, "--sla"), o.sla_file);
   double ttft_target = std::numeric_limits<double>::infinity(), tpot_target = std::numeric_limits<double>::infinity();
   std::string ttft_src = "none", tpot_src = "none";
   if (o.ttft_ms) {
@@ -1183,5 +1149,34 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
   r.data["assumptions"] = r.assumptions;
   return r;
 }
+
+Sla parse_sla(const std::string& text, const std::string& origin) {
+  YamlReader r(origin);
+  const YAML::Node root = r.parse(text);
+  r.check_keys(root, {"source", "ttft_tiers", "itl_ms"}, "");
+  Sla s;
+  s.source = r.str(root, "source", "", true);
+  const YAML::Node tiers = root["ttft_tiers"];
+  if (tiers.IsDefined()) {
+    if (!tiers.IsSequence()) r.fail(tiers, "ttft_tiers", "expected a list");
+    for (const auto& t : tiers) {
+      r.check_keys(t, {"max_prompt_tokens", "ttft_ms"}, "ttft_tiers[]");
+      s.ttft_tiers.push_back({r.number(t, "max_prompt_tokens", "ttft_tiers[]", true, 0, 1, 1e9),
+                              r.figure(t, "ttft_ms", "ttft_tiers[]", true, s.source, 1, 1e8, nullptr, "")});
+    }
+    std::sort(s.ttft_tiers.begin(), s.ttft_tiers.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+  const YAML::Node itl = root["itl_ms"];
+  if (itl.IsDefined()) {
+    r.require_map(itl, "itl_ms");
+    for (const auto& kv : itl) {
+      const std::string w = kv.first.as<std::string>();
+      s.itl[w] = r.figure(itl, w.c_str(), "itl_ms", true, s.source, 0.1, 1e6, nullptr, "");
+    }
+  }
+  return s;
+}
+
+Sla embedded_sla() { return parse_sla(embedded_text(kSlaPath), std::string("embedded data/") + kSlaPath); }
 
 }  // namespace k3plan

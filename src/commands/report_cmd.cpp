@@ -3,7 +3,6 @@
 // every number into Report::data (what `--format json` prints), then builds the charts and the
 // page from that data only, so the page and the JSON cannot disagree.
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,7 +12,6 @@
 #include <fstream>
 #include <k3plan/budget.hpp>
 #include <k3plan/cost.hpp>
-#include <k3plan/embedded.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/kv.hpp>
 #include <k3plan/launch.hpp>
@@ -90,46 +88,22 @@ struct SlaTargets {
   std::vector<std::string> assumptions;
 };
 
-double figure_value(const YAML::Node& n, std::string* reason) {
-  if (n.IsMap()) {
-    if (n["assumed"] && n["assumed"].as<bool>() && n["reason"] && reason) *reason = n["reason"].as<std::string>();
-    return n["value"].as<double>();
-  }
-  return n.as<double>();
-}
-
 SlaTargets sla_targets(double isl, const std::string& workload) {
   SlaTargets t;
-  std::string text;
-  for (const auto& f : embedded_files())
-    if (std::string(f.path) == "perf/sla.yaml") text = std::string(f.text);
-  if (text.empty()) return t;
-  try {
-    const YAML::Node root = YAML::Load(text);
-    if (root["source"]) t.source = root["source"].as<std::string>();
-    if (const YAML::Node tiers = root["ttft_tiers"]; tiers && tiers.IsSequence()) {
-      std::vector<std::pair<double, YAML::Node>> v;
-      for (const auto& x : tiers) v.emplace_back(x["max_prompt_tokens"].as<double>(), x["ttft_ms"]);
-      std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-      for (const auto& [max_prompt, node] : v)
-        if (isl <= max_prompt) {
-          std::string reason;
-          t.ttft_ms = figure_value(node, &reason);
-          if (!reason.empty())
-            t.assumptions.push_back(fmt::format("SLA TTFT {:g} ms for prompts up to {}: {}", t.ttft_ms, fmt_int(max_prompt), reason));
-          break;
-        }
+  const Sla sla = embedded_sla();
+  t.source = sla.source;
+  for (const auto& [max_prompt, target] : sla.ttft_tiers)
+    if (isl <= max_prompt) {
+      t.ttft_ms = target.value;
+      if (target.assumed)
+        t.assumptions.push_back(fmt::format("SLA TTFT {:g} ms for prompts up to {}: {}", t.ttft_ms, fmt_int(max_prompt), target.reason));
+      break;
     }
-    if (const YAML::Node itl = root["itl_ms"]; itl && itl[workload]) {
-      std::string reason;
-      t.itl_ms = figure_value(itl[workload], &reason);
-      if (!reason.empty()) t.assumptions.push_back(fmt::format("SLA {} ITL {:g} ms: {}", workload, t.itl_ms, reason));
-    } else {
-      throw InputError(fmt::format("--workload '{}': data/perf/sla.yaml has no ITL target for it (use chat or agentic)", workload));
-    }
-  } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("embedded data/perf/sla.yaml: {}", e.what()));
-  }
+  const auto it = sla.itl.find(workload);
+  if (it == sla.itl.end())
+    throw InputError(fmt::format("--workload '{}': data/perf/sla.yaml has no ITL target for it (use chat or agentic)", workload));
+  t.itl_ms = it->second.value;
+  if (it->second.assumed) t.assumptions.push_back(fmt::format("SLA {} ITL {:g} ms: {}", workload, t.itl_ms, it->second.reason));
   return t;
 }
 
