@@ -39,6 +39,10 @@ struct EngineFlags {
   std::string vllm;
 };
 
+// The parallel part of each engine's command line for one layout (no node or memory flags).
+std::string sglang_parallel_flags(const Layout& l);
+std::string vllm_parallel_flags(const Model& m, const Layout& l);
+
 // Parallelism flags for both engines for one GPU count (sglang layout given; vLLM layout derived:
 // TP within a node, PP across nodes, expert parallel on for MoE).
 EngineFlags parallel_flags(const Model& m, const Gpu& gpu, const Layout& sglang_layout, int gpus);

@@ -11,7 +11,6 @@ namespace k3plan {
 
 namespace {
 
-
 double gpu_mem_mib(const Gpu& g) { return g.memory_reported_mib.value; }
 
 // vLLM v0.19 non-torch memory (NCCL, custom all-reduce buffers): llm-d-planner accuracy report,
@@ -248,21 +247,14 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
 
   // flags for both engines
   const std::string kvd = s.kv_dtype == "auto" ? "auto" : s.kv_dtype;
-  r.sglang_flags = fmt::format("--tp-size {}", l.tp);
-  if (l.ep > 1) r.sglang_flags += fmt::format(" --ep-size {}", l.ep);
-  if (l.pp > 1) r.sglang_flags += fmt::format(" --pp-size {}", l.pp);
-  if (l.dp > 1) r.sglang_flags += fmt::format(" --dp-size {}", l.dp);
-  if (l.dp_attention) r.sglang_flags += " --enable-dp-attention";
-  if (l.dcp > 1) r.sglang_flags += fmt::format(" --dcp-size {}", l.dcp);
+  r.sglang_flags = sglang_parallel_flags(l);
   r.sglang_flags += fmt::format(
       " --mem-fraction-static {:.3f} --context-length {} --max-running-requests {} --kv-cache-dtype {}",
       vllm ? sglang_default_mem_fraction(gpu, l, sglang_default_chunked_prefill(gpu), sglang_default_cuda_graph_max_bs(gpu, l.tp))
            : r.utilization_used,
       context, std::max<std::int64_t>(users, 1), kvd);
   if (r.nodes > 1) r.sglang_flags += fmt::format(" --nnodes {}", r.nodes);
-  r.vllm_flags = fmt::format("--tensor-parallel-size {} --pipeline-parallel-size {} --data-parallel-size {}", l.tp, l.pp, l.dp);
-  if (m.moe && (l.ep > 1 || (vllm && l.tp * l.dp > 1))) r.vllm_flags += " --enable-expert-parallel";
-  if (l.dcp > 1) r.vllm_flags += fmt::format(" --decode-context-parallel-size {}", l.dcp);
+  r.vllm_flags = vllm_parallel_flags(m, l);
   r.vllm_flags += fmt::format(" --gpu-memory-utilization {:.2f} --max-model-len {} --max-num-seqs {} --kv-cache-dtype {}",
                               vllm ? r.utilization_used : kVllmDefaultUtilization, context,
                               vllm ? r.max_num_seqs : std::max<std::int64_t>(users_per_group, 1), kvd);

@@ -110,20 +110,29 @@ Layout vllm_layout_for(const Model& m, const Gpu& gpu, int gpus) {
   return l;
 }
 
+std::string sglang_parallel_flags(const Layout& l) {
+  std::string f = fmt::format("--tp-size {}", l.tp);
+  if (l.ep > 1) f += fmt::format(" --ep-size {}", l.ep);
+  if (l.pp > 1) f += fmt::format(" --pp-size {}", l.pp);
+  if (l.dp > 1) f += fmt::format(" --dp-size {}", l.dp);
+  if (l.dp_attention) f += " --enable-dp-attention";
+  if (l.dcp > 1) f += fmt::format(" --dcp-size {}", l.dcp);
+  return f;
+}
+
+std::string vllm_parallel_flags(const Model& m, const Layout& l) {
+  std::string f = fmt::format("--tensor-parallel-size {} --pipeline-parallel-size {} --data-parallel-size {}", l.tp, l.pp, l.dp);
+  if (m.moe && l.ep > 1) f += " --enable-expert-parallel";
+  if (l.dcp > 1) f += fmt::format(" --decode-context-parallel-size {}", l.dcp);
+  return f;
+}
+
 EngineFlags parallel_flags(const Model& m, const Gpu& gpu, const Layout& s, int gpus) {
   EngineFlags f;
   const int nodes = nodes_for(gpu, gpus);
-  f.sglang = fmt::format("--tp-size {}", s.tp);
-  if (s.ep > 1) f.sglang += fmt::format(" --ep-size {}", s.ep);
-  if (s.pp > 1) f.sglang += fmt::format(" --pp-size {}", s.pp);
-  if (s.dp > 1) f.sglang += fmt::format(" --dp-size {}", s.dp);
-  if (s.dp_attention) f.sglang += " --enable-dp-attention";
-  if (s.dcp > 1) f.sglang += fmt::format(" --dcp-size {}", s.dcp);
-  if (nodes > 1) f.sglang += fmt::format(" --nnodes {}", nodes);
-  const Layout v = vllm_layout_for(m, gpu, gpus);
-  f.vllm = fmt::format("--tensor-parallel-size {} --pipeline-parallel-size {} --data-parallel-size {}", v.tp, v.pp, v.dp);
-  if (m.moe && v.tp * v.dp > 1) f.vllm += " --enable-expert-parallel";
-  if (nodes > 1) f.vllm += fmt::format(" --nnodes {}", nodes);
+  const std::string node_flags = nodes > 1 ? fmt::format(" --nnodes {}", nodes) : "";
+  f.sglang = sglang_parallel_flags(s) + node_flags;
+  f.vllm = vllm_parallel_flags(m, vllm_layout_for(m, gpu, gpus)) + node_flags;
   return f;
 }
 
