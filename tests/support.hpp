@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -105,6 +106,31 @@ inline Run run(const std::vector<std::string>& args) {
   r.out = slurp(out_path);
   r.err = slurp(err_path);
   return r;
+}
+
+inline std::size_t count_lines(const std::string& s) {
+  std::size_t n = 0;
+  for (char c : s) n += c == '\n';
+  if (!s.empty() && s.back() != '\n') ++n;
+  return n;
+}
+
+// Bad input: exit 2, nothing on stdout, exactly one line on stderr starting "k3plan: error: ",
+// containing every string in `needles`. Returns stderr for further checks.
+inline std::string expect_usage_error(const std::vector<std::string>& args, const std::vector<std::string>& needles = {}) {
+  const Run r = run(args);
+  INFO("command: k3plan " << r.cmdline.substr(0, 300));
+  INFO("stdout: " << r.out.substr(0, 2000));
+  INFO("stderr: " << r.err.substr(0, 2000));
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(count_lines(r.err) == 1);
+  CHECK(r.err.rfind("k3plan: error: ", 0) == 0);
+  for (const auto& n : needles) {
+    INFO("expected in stderr: " << n);
+    CHECK(r.err.find(n) != std::string::npos);
+  }
+  return r.err;
 }
 
 }  // namespace k3plan_test

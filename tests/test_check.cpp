@@ -38,27 +38,11 @@ using k3plan_test::Run;
 using k3plan_test::slurp;
 using k3plan_test::TempDir;
 
-std::size_t count_lines(const std::string& s) {
-  std::size_t n = 0;
-  for (char c : s) n += c == '\n';
-  if (!s.empty() && s.back() != '\n') ++n;
-  return n;
-}
+using k3plan_test::count_lines;
 
 // exit 2, nothing on stdout, one line on stderr holding every needle
 void expect_unreadable(const std::vector<std::string>& args, const std::vector<std::string>& needles) {
-  const Run r = run(args);
-  INFO("command: k3plan " << r.cmdline.substr(0, 300));
-  INFO("stdout: " << r.out.substr(0, 2000));
-  INFO("stderr: " << r.err.substr(0, 2000));
-  CHECK(r.code == 2);
-  CHECK(r.out.empty());
-  CHECK(count_lines(r.err) == 1);
-  CHECK(r.err.rfind("k3plan: error: ", 0) == 0);
-  for (const auto& n : needles) {
-    INFO("expected in stderr: " << n);
-    CHECK(r.err.find(n) != std::string::npos);
-  }
+  k3plan_test::expect_usage_error(args, needles);
 }
 
 const Catalogue& catalogue() {

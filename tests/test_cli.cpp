@@ -53,31 +53,8 @@ json run_json(std::vector<std::string> args, int expected_code = 0) {
   return j;
 }
 
-std::size_t count_lines(const std::string& s) {
-  std::size_t n = 0;
-  for (char c : s)
-    if (c == '\n') ++n;
-  if (!s.empty() && s.back() != '\n') ++n;
-  return n;
-}
-
-// Bad input: exit 2, nothing on stdout, exactly one line on stderr starting "k3plan: error: ",
-// containing every string in `needles`. Returns stderr for further checks.
-std::string expect_usage_error(const std::vector<std::string>& args, const std::vector<std::string>& needles = {}) {
-  const Run r = run(args);
-  INFO("command: k3plan " << r.cmdline);
-  INFO("stdout: " << r.out);
-  INFO("stderr: " << r.err);
-  CHECK(r.code == 2);
-  CHECK(r.out.empty());
-  CHECK(count_lines(r.err) == 1);
-  CHECK(r.err.rfind("k3plan: error: ", 0) == 0);
-  for (const auto& n : needles) {
-    INFO("expected in stderr: " << n);
-    CHECK(r.err.find(n) != std::string::npos);
-  }
-  return r.err;
-}
+using k3plan_test::count_lines;
+using k3plan_test::expect_usage_error;
 
 const json& precision_entry(const json& weights, const std::string& name) {
   for (const auto& p : weights.at("precisions"))
