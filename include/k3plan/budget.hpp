@@ -98,6 +98,11 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
 // Candidate layouts for `gpus` GPUs that the engine accepts (best first).
 std::vector<Layout> candidate_layouts(const Model& m, const Gpu& gpu, Engine e, int gpus);
 
+// The layout the tool recommends for exactly `gpus` GPUs: candidates in the engines' preferred
+// order, the first that fits wins; when none fits, the one that came closest (most users); when the
+// engine accepts no layout for that many GPUs, plain TP over all of them, marked as not fitting.
+FitResult fit_on_gpus(const Model& m, const Gpu& gpu, const EngineSettings& s, int gpus, std::int64_t context, std::int64_t users);
+
 // Smallest GPU count (whole nodes beyond one node) whose best layout fits; fits = false when none
 // up to max_gpus does (the result then describes the largest tried).
 FitResult search_fit(const Model& m, const Gpu& gpu, const EngineSettings& s, std::int64_t context, std::int64_t users, int max_gpus = 512);

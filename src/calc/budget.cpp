@@ -6,6 +6,7 @@
 #include <k3plan/error.hpp>
 #include <k3plan/params.hpp>
 #include <k3plan/units.hpp>
+#include <optional>
 
 namespace k3plan {
 
@@ -340,6 +341,31 @@ std::vector<Layout> candidate_layouts(const Model& m, const Gpu& gpu, Engine e, 
   return out;
 }
 
+namespace {
+// candidates come in the engines' preferred order (TP inside a node, no PP, EP = TP): the first
+// that fits wins; when none fits, the one that came closest. Empty when there is no candidate.
+std::optional<FitResult> best_candidate_fit(const Model& m, const Gpu& gpu, const EngineSettings& s, int gpus, std::int64_t context,
+                                            std::int64_t users) {
+  std::optional<FitResult> best;
+  for (const auto& l : candidate_layouts(m, gpu, s.engine, gpus)) {
+    FitResult f = evaluate_fit(m, gpu, l, s, context, users);
+    if (!best || f.fits || f.max_users > best->max_users) best = std::move(f);
+    if (best->fits) break;
+  }
+  return best;
+}
+}  // namespace
+
+FitResult fit_on_gpus(const Model& m, const Gpu& gpu, const EngineSettings& s, int gpus, std::int64_t context, std::int64_t users) {
+  if (auto best = best_candidate_fit(m, gpu, s, gpus, context, users)) return *best;
+  Layout guess;
+  guess.tp = gpus;
+  FitResult f = evaluate_fit(m, gpu, guess, s, context, users);
+  f.fits = false;
+  if (f.reasons.empty()) f.reasons.push_back(fmt::format("no engine-valid layout for {} x {}", gpus, gpu.id));
+  return f;
+}
+
 FitResult search_fit(const Model& m, const Gpu& gpu, const EngineSettings& s, std::int64_t context, std::int64_t users, int max_gpus) {
   FitResult last;
   bool any = false;
@@ -349,19 +375,9 @@ FitResult search_fit(const Model& m, const Gpu& gpu, const EngineSettings& s, st
     } else if (n % gpu.gpus_per_node != 0) {
       continue;
     }
-    FitResult best;
-    bool have = false;
-    for (const auto& l : candidate_layouts(m, gpu, s.engine, n)) {
-      // candidates come in the engines' preferred order (TP inside a node, no PP, EP = TP): the
-      // first that fits wins; when none fits, show the one that came closest
-      FitResult f = evaluate_fit(m, gpu, l, s, context, users);
-      if (best.fits) break;
-      if (!have || f.fits || f.max_users > best.max_users) {
-        best = f;
-        have = true;
-      }
-    }
-    if (!have) continue;
+    const std::optional<FitResult> found = best_candidate_fit(m, gpu, s, n, context, users);
+    if (!found) continue;
+    const FitResult& best = *found;
     if (best.fits) return best;
     last = best;
     any = true;

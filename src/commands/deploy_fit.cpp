@@ -23,22 +23,7 @@ DeploymentFit fit_deployment(const Catalogue& cat, const Deployment& d) {
   if (d.cuda_graph_max_bs) s.cuda_graph_max_bs = *d.cuda_graph_max_bs;
   s.kv_dtype = d.kv_dtype;
   if (!d.layout_given) {
-    // the same choice as `fit -g GPU -n N`: the engines' preferred order, the first that fits
-    const auto cands = candidate_layouts(r.model, g, d.engine, r.gpus);
-    bool have = false;
-    for (const auto& cand : cands) {
-      if (have && r.fit.fits) break;
-      FitResult x = evaluate_fit(r.model, g, cand, s, r.context, d.users);
-      if (!have || x.fits || x.max_users > r.fit.max_users) {
-        r.fit = x;
-        have = true;
-      }
-    }
-    if (!have) {
-      Layout l;
-      l.tp = r.gpus;
-      r.fit = evaluate_fit(r.model, g, l, s, r.context, d.users);
-    }
+    r.fit = fit_on_gpus(r.model, g, s, r.gpus, r.context, d.users);  // the same choice as `fit -g GPU -n N`
     return r;
   }
   Layout l = d.layout;

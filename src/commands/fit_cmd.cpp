@@ -249,23 +249,7 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
                                      s.engine == Engine::vllm ? "vLLM" : "SGLang"));
       f = evaluate_fit(m, g, l, s, context, o.users);
     } else {
-      const auto cands = candidate_layouts(m, g, s.engine, n);
-      if (cands.empty()) {
-        Layout guess;
-        guess.tp = n;
-        f = evaluate_fit(m, g, guess, s, context, o.users);
-        f.fits = false;
-      } else {
-        bool have = false;
-        for (const auto& cand : cands) {
-          if (have && f.fits) break;
-          FitResult x = evaluate_fit(m, g, cand, s, context, o.users);
-          if (!have || x.fits || x.max_users > f.max_users) {
-            f = x;
-            have = true;
-          }
-        }
-      }
+      f = fit_on_gpus(m, g, s, n, context, o.users);
     }
   } else {
     f = search_fit(m, g, s, context, o.users);

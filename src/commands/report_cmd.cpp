@@ -33,25 +33,7 @@ using nlohmann::json;
 // The same layout choice as `fit -g GPU [-n N]`.
 FitResult fit_one(const Model& m, const Gpu& g, const EngineSettings& s, int n, std::int64_t context, std::int64_t users) {
   if (n <= 0) return search_fit(m, g, s, context, users);
-  const auto cands = candidate_layouts(m, g, s.engine, n);
-  if (cands.empty()) {
-    Layout guess;
-    guess.tp = n;
-    FitResult f = evaluate_fit(m, g, guess, s, context, users);
-    f.fits = false;
-    return f;
-  }
-  FitResult f;
-  bool have = false;
-  for (const auto& cand : cands) {
-    if (have && f.fits) break;
-    FitResult x = evaluate_fit(m, g, cand, s, context, users);
-    if (!have || x.fits || x.max_users > f.max_users) {
-      f = x;
-      have = true;
-    }
-  }
-  return f;
+  return fit_on_gpus(m, g, s, n, context, users);
 }
 
 void write_atomic(const std::filesystem::path& p, const std::string& text, const char* what) {
