@@ -22,7 +22,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-
 AttnKind parse_kind(const YamlReader& r, const YAML::Node& n, const std::string& field) {
   const std::string k = r.str(n, "kind", field, true);
   if (k == "gqa" || k == "mha") return AttnKind::gqa;

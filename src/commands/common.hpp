@@ -2,12 +2,11 @@
 // Small helpers shared by the command implementations (formatting numbers for tables).
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include <k3plan/budget.hpp>
 #include <k3plan/figure.hpp>
 #include <k3plan/layout.hpp>
 #include <k3plan/report.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
