@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <k3plan/catalogue.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -106,6 +107,12 @@ inline Run run(const std::vector<std::string>& args) {
   r.out = slurp(out_path);
   r.err = slurp(err_path);
   return r;
+}
+
+// The embedded catalogue, loaded once per test binary.
+inline const k3plan::Catalogue& cat() {
+  static const k3plan::Catalogue c = k3plan::Catalogue::embedded();
+  return c;
 }
 
 inline std::size_t count_lines(const std::string& s) {

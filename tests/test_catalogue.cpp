@@ -6,13 +6,12 @@
 #include <k3plan/error.hpp>
 #include <k3plan/params.hpp>
 
+#include "support.hpp"
+
 using namespace k3plan;
 
 namespace {
-const Catalogue& cat() {
-  static const Catalogue c = Catalogue::embedded();
-  return c;
-}
+using k3plan_test::cat;
 }  // namespace
 
 TEST_CASE("the embedded catalogue holds every GPU and model the issues name") {

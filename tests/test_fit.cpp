@@ -6,13 +6,12 @@
 #include <k3plan/layout.hpp>
 #include <k3plan/units.hpp>
 
+#include "support.hpp"
+
 using namespace k3plan;
 
 namespace {
-const Catalogue& cat() {
-  static const Catalogue c = Catalogue::embedded();
-  return c;
-}
+using k3plan_test::cat;
 EngineSettings engine(Engine e) {
   EngineSettings s;
   s.engine = e;

@@ -10,14 +10,13 @@
 #include <k3plan/launch.hpp>
 #include <sstream>
 
+#include "support.hpp"
+
 using namespace k3plan;
 namespace fs = std::filesystem;
 
 namespace {
-const Catalogue& cat() {
-  static const Catalogue c = Catalogue::embedded();
-  return c;
-}
+using k3plan_test::cat;
 Deployment k3(const std::string& gpu, int gpus, Engine e) {
   Deployment d;
   d.model = "kimi-k3";

@@ -9,13 +9,12 @@
 #include <k3plan/perf_cmd.hpp>
 #include <sstream>
 
+#include "support.hpp"
+
 using namespace k3plan;
 
 namespace {
-const Catalogue& cat() {
-  static const Catalogue c = Catalogue::embedded();
-  return c;
-}
+using k3plan_test::cat;
 const PerfModel& dsr1() {
   static const PerfModel pm = prepare_perf_model(cat().model("deepseek-r1"));
   return pm;

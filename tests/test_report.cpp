@@ -16,15 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "support.hpp"
+
 using namespace k3plan;
 namespace fs = std::filesystem;
 
 namespace {
 
-const Catalogue& cat() {
-  static const Catalogue c = Catalogue::embedded();
-  return c;
-}
+using k3plan_test::cat;
 
 struct SvgText {
   double x, y, font;
