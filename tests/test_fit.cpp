@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <k3plan/budget.hpp>
 #include <k3plan/catalogue.hpp>
+#include <k3plan/error.hpp>
 #include <k3plan/kv.hpp>
 #include <k3plan/layout.hpp>
 #include <k3plan/units.hpp>
@@ -98,19 +99,41 @@ TEST_CASE("engine rules refuse in the engine's own words") {
   CHECK_FALSE(layout_refusals(ds, h100, Engine::sglang, tp32).empty());
 }
 
-TEST_CASE("SGLang's default mem_fraction_static follows server_args for H200 TP8 (0.897) and H100 TP8 (0.818)") {
+TEST_CASE("SGLang 0.5.3-0.5.9 default mem_fraction_static follows server_args for H200 TP8 (0.897) and H100 TP8 (0.818)") {
   Layout l;
   l.tp = 8;
   const Gpu& h200 = cat().gpu("h200");
   const Gpu& h100 = cat().gpu("h100");
-  CHECK(sglang_default_mem_fraction(h200, l, sglang_default_chunked_prefill(h200), sglang_default_cuda_graph_max_bs(h200, 8)) ==
+  CHECK(sglang_default_mem_fraction(h200, l, sglang_default_chunked_prefill(h200), sglang_default_cuda_graph_max_bs(h200, 8), "0.5.5") ==
         Approx(0.897));
-  CHECK(sglang_default_mem_fraction(h100, l, sglang_default_chunked_prefill(h100), sglang_default_cuda_graph_max_bs(h100, 8)) ==
+  CHECK(sglang_default_mem_fraction(h100, l, sglang_default_chunked_prefill(h100), sglang_default_cuda_graph_max_bs(h100, 8), "0.5.5") ==
         Approx(0.818));
   Layout dpa = l;
   dpa.dp = 8;
   dpa.dp_attention = true;
-  CHECK(sglang_default_mem_fraction(h200, dpa, 8192, 512) == Approx(0.769));
+  CHECK(sglang_default_mem_fraction(h200, dpa, 8192, 512, "0.5.5") == Approx(0.769));
+}
+
+TEST_CASE("SGLang from 0.5.10 reserves the prefill CUDA graphs too: 58 sizes x 8 MiB at 8192 tokens") {
+  Layout l;
+  l.tp = 8;
+  // 512 + 8192 x 1.5 + 512 x 2 + 1024 + 58 x 8 = 15,312 MiB of 143,771 (H200: 0.8935) and 81,559 (H100)
+  CHECK(sglang_default_mem_fraction(cat().gpu("h200"), l, 8192, 512, "0.5.18") == Approx(0.893));
+  CHECK(sglang_default_mem_fraction(cat().gpu("h100"), l, 8192, 512, "0.5.18") == Approx(0.812));
+  // 0.4.0-0.4.5: a table by TP size
+  CHECK(sglang_default_mem_fraction(cat().gpu("h100"), l, 8192, 512, "0.4.3") == Approx(0.81));
+  // 0.4.8-0.5.2: 9.5 GiB + P/2 GiB on an 80 GB card
+  CHECK(sglang_default_mem_fraction(cat().gpu("h100"), l, 8192, 512, "0.5.2") == Approx(std::round((81559 - 13.5 * 1024) / 81559 * 1000) / 1000));
+}
+
+TEST_CASE("an engine release maps to the window that covers it; an unknown one lists the windows") {
+  CHECK(engine_model(Engine::vllm, "0.10.1.1").version().id == "0.10");
+  CHECK(engine_model(Engine::vllm, "v0.9.2").version().id == "0.8");
+  CHECK(engine_model(Engine::sglang, "0.5.8.post1").version().id == "0.5.3");
+  CHECK(engine_model(Engine::sglang, "main").version().id == "main");
+  CHECK(engine_model(Engine::sglang).version().id == engine_versions(Engine::sglang).back().id);
+  CHECK_THROWS_AS(engine_model(Engine::vllm, "0.1.0"), InputError);
+  CHECK_THROWS_WITH(engine_model(Engine::sglang, "banana"), Catch::Contains("modelled:"));
 }
 
 TEST_CASE("vLLM floors the KV tokens to its block size") {

@@ -15,6 +15,7 @@
 //   reserved     = (1 - mem_fraction_static) x free_at_init   (activations, CUDA graphs)
 //   kv_pool      = mem_fraction_static x free_at_init - weights; tokens = pool / cell_size.
 #include <cstdint>
+#include <k3plan/engine.hpp>
 #include <k3plan/gpu.hpp>
 #include <k3plan/kv.hpp>
 #include <k3plan/layout.hpp>
@@ -26,6 +27,7 @@ namespace k3plan {
 
 struct EngineSettings {
   Engine engine = Engine::sglang;
+  std::string engine_version;               // release or window id; empty = newest modelled
   double gpu_memory_utilization = 0;        // vLLM; 0 = engine default
   double mem_fraction_static = 0;           // SGLang; 0 = computed like server_args
   std::int64_t max_num_batched_tokens = 0;  // 0 = engine default for this GPU
@@ -37,15 +39,24 @@ struct EngineSettings {
   std::string state_dtype = "fp32";
   int draft_layers = 0;
   std::string precision;  // empty = as shipped; otherwise every weight in this format
+  int page_size = 0;      // SGLang --page-size; 0 = default (1)
+  // SGLang hybrid linear-attention state pool (handle_max_mamba_cache)
+  double mamba_full_memory_ratio = 0;  // 0 = the version's default
+  std::int64_t max_mamba_cache_size = 0;
+  bool disable_radix_cache = false;
+  int speculative_draft_tokens = 0;
+  const EngineModel& model() const { return engine_model(engine, engine_version); }
 };
 
 // Engine defaults, each from the version named in the .cpp.
-double sglang_default_mem_fraction(const Gpu& gpu, const Layout& l, std::int64_t chunked_prefill, int cuda_graph_max_bs);
+double sglang_default_mem_fraction(const Gpu& gpu, const Layout& l, std::int64_t chunked_prefill, int cuda_graph_max_bs,
+                                   const std::string& engine_version = "");
 std::int64_t sglang_default_chunked_prefill(const Gpu& gpu);
 int sglang_default_cuda_graph_max_bs(const Gpu& gpu, int tp);
 std::int64_t vllm_default_max_num_batched_tokens(const Gpu& gpu);
 std::int64_t vllm_default_max_num_seqs(const Gpu& gpu);
-inline constexpr double kVllmDefaultUtilization = 0.92;  // vllm/config/cache.py @002f10e (0.9 before)
+// The newest vLLM window's default gpu_memory_utilization (data/engines/vllm.yaml).
+double vllm_default_utilization();
 
 struct RankBudget {
   int stage = 0;  // pipeline stage
@@ -61,7 +72,15 @@ struct RankBudget {
   double kv_bytes_per_token = 0;
   double state_bytes_per_sequence = 0;
   double bytes_per_sequence = 0;  // at the requested context, KV + state
-  std::int64_t kv_tokens = 0;
+  std::int64_t kv_tokens = 0;           // tokens every request can use (per KV cache group for vLLM)
+  std::int64_t reported_kv_tokens = 0;  // what the engine prints ("GPU KV cache size", "#tokens")
+  int block_size = 16;                  // tokens per KV page as the engine sets it (hybrid: raised)
+  int kv_groups = 1;                    // vLLM KV cache groups sharing the page pool
+  std::int64_t state_slots = -1;        // SGLang state-pool slots (-1 = no linear-attention layers)
+  std::int64_t max_sequences = 0;       // sequences of the requested context this stage holds
+  double sequence_capacity = 0;         // the same before rounding down (for the headroom)
+  std::int64_t max_context_one_user = 0;
+  std::int64_t running_cap = 0;         // the engine's running-request cap on this stage (0 = its flag)
   double sum() const {
     return reserved_bytes + weights_bytes + activation_bytes + overhead_bytes + kv_pool_bytes + state_pool_bytes + free_bytes;
   }
@@ -89,6 +108,7 @@ struct FitResult {
   std::vector<std::string> reasons;
   std::vector<std::string> warnings;
   std::vector<std::string> assumptions;
+  std::string engine_label;  // "SGLang 0.5 (0.5.0-0.5.x)": the version window assumed
   std::string sglang_flags, vllm_flags;
 };
 

@@ -31,6 +31,7 @@ struct Deployment {
   int gpus = 0;
   int nodes = 0;
   Engine engine = Engine::sglang;
+  std::string engine_version;  // release or window id ("0.5.8.post1"); empty = newest modelled
   Layout layout;
   bool layout_given = false;
   std::int64_t context = 0;  // 0 = engine default (model maximum)

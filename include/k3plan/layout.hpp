@@ -9,9 +9,7 @@
 
 namespace k3plan {
 
-enum class Engine { sglang, vllm };
-const char* to_string(Engine e);
-Engine parse_engine(const std::string& s);
+enum class Engine { sglang, vllm };  // the engine models are in engine.hpp
 
 struct Layout {
   int tp = 1;
@@ -22,17 +20,15 @@ struct Layout {
   // decode context parallel: the MLA cache of each sequence is split over dcp ranks of the TP
   // group (SGLang --dcp-size, vLLM --decode-context-parallel-size); adds no GPUs
   int dcp = 1;
-  int gpus(Engine e) const {
-    // computed wide and clamped: absurd degrees from user input must not overflow
-    const long long n = e == Engine::vllm ? 1LL * tp * pp * dp : 1LL * tp * pp;
-    return n > 1000000000LL ? 1000000000 : static_cast<int>(n);
-  }
+  // GPUs one instance occupies, as the engine counts them (engine_model(e).gpus); computed wide
+  // and clamped: absurd degrees from user input must not overflow
+  int gpus(Engine e) const;
 };
 
 // Reasons (in the engine's own words where it has them) that `engine` refuses `l` for `m` on
 // `gpu` with `gpus` GPUs; empty = accepted. `warnings` gets non-fatal notes (TP across nodes).
 std::vector<std::string> layout_refusals(const Model& m, const Gpu& gpu, Engine engine, const Layout& l,
-                                         std::vector<std::string>* warnings = nullptr);
+                                         std::vector<std::string>* warnings = nullptr, const std::string& engine_version = "");
 
 struct EngineFlags {
   std::string sglang;

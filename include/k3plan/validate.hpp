@@ -19,4 +19,17 @@ Report run_validate(const Catalogue& cat, const std::string& cases_path);
 // The same from the text of a cases file; `origin` names it in errors.
 Report run_validate_text(const Catalogue& cat, const std::string& text, const std::string& origin);
 
+// `k3plan validate --log FILE`: one start-up log against the fit budget, term by term.
+// Report.data = {"engine", "engine_version", "model", "gpu", "layout", "logged": {...},
+// "predicted": {...}, "kv_cache_tokens_error", "terms": [{"term", "logged_bytes",
+// "predicted_bytes"}], ...}; a figure the log does not print is absent from "logged".
+struct ValidateLogOptions {
+  std::string log_path;
+  std::string model;           // -m: overrides the log's model argument
+  std::string gpu;             // -g: when the log does not name the GPU
+  std::string engine;          // optional: must match the log
+  std::string engine_version;  // when the log does not print it (default: newest window)
+};
+Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o);
+
 }  // namespace k3plan

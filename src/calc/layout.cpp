@@ -2,94 +2,22 @@
 
 #include <cmath>
 #include <k3plan/error.hpp>
+#include <k3plan/engine.hpp>
 #include <k3plan/layout.hpp>
 
 namespace k3plan {
 
-const char* to_string(Engine e) { return e == Engine::vllm ? "vllm" : "sglang"; }
-
-Engine parse_engine(const std::string& s) {
-  if (s == "sglang") return Engine::sglang;
-  if (s == "vllm") return Engine::vllm;
-  const auto hint = closest_match(s, {"sglang", "vllm"});
-  throw InputError(
-      fmt::format("unknown engine '{}'{}", s, hint.empty() ? " (use sglang or vllm)" : fmt::format("; did you mean '{}'?", hint)));
-}
-
 namespace {
-bool fp8_block(const std::string& p) { return p == "fp8-block"; }
 int nodes_for(const Gpu& g, int gpus) { return gpus <= g.gpus_per_node ? 1 : (gpus + g.gpus_per_node - 1) / g.gpus_per_node; }
 }  // namespace
 
+int Layout::gpus(Engine e) const { return engine_model(e).gpus(*this); }
+
 std::vector<std::string> layout_refusals(const Model& m, const Gpu& gpu, Engine engine, const Layout& l,
-                                         std::vector<std::string>* warnings) {
+                                         std::vector<std::string>* warnings, const std::string& engine_version) {
   std::vector<std::string> r;
-  if (l.tp < 1 || l.ep < 1 || l.dp < 1 || l.pp < 1 || l.dcp < 1) {
-    r.push_back("every parallel degree must be at least 1");
-    return r;
-  }
-  if (l.tp > 4096 || l.ep > 4096 || l.dp > 4096 || l.pp > 4096 || l.dcp > 4096 || l.gpus(engine) > 100000) {
-    r.push_back("parallel degrees beyond 4,096 (or more than 100,000 GPUs) are not a deployment");
-    return r;
-  }
-  const int gpus = l.gpus(engine);
-  const int heads = m.attention_heads();
-  const int nodes = nodes_for(gpu, gpus);
-  if (gpus > gpu.gpus_per_node && gpus % gpu.gpus_per_node != 0)
-    r.push_back(fmt::format("{} GPUs do not fill whole {}-GPU {} nodes", gpus, gpu.gpus_per_node, gpu.id));
-  if (l.pp > m.num_layers()) r.push_back(fmt::format("pipeline size {} exceeds the {} layers", l.pp, m.num_layers()));
-  if (!m.moe && l.ep > 1) r.push_back("Number of experts in the model must be greater than 0 when expert parallelism is enabled.");
-  if (m.moe && l.ep > 1 && m.moe->routed_experts % l.ep != 0)
-    r.push_back(fmt::format("number of routed experts ({}) is not divisible by ep_size ({})", m.moe->routed_experts, l.ep));
-  const bool moe_fp8_block = m.moe && fp8_block(m.precision_of(ParamGroup::routed_experts));
-  if (l.dcp > 1) {
-    bool mla = false;
-    for (const auto& b : m.blocks) mla = mla || b.kind == AttnKind::mla;
-    if (!mla) r.push_back("decode context parallel is modelled for MLA models only");
-    if (l.tp % l.dcp != 0) r.push_back(fmt::format("tp_size={} must be divisible by dcp_size={}.", l.tp, l.dcp));
-  }
-  if (engine == Engine::sglang) {
-    const int attn_tp = l.dp_attention ? l.tp / std::max(1, l.dp) : l.tp;
-    if (l.dp_attention && l.tp % l.dp != 0)
-      r.push_back(fmt::format("tp_size ({}) must be divisible by dp_size ({}) with DP attention", l.tp, l.dp));
-    else if (attn_tp > 0 && heads % attn_tp != 0)
-      r.push_back(fmt::format("number of attention heads ({}) must be divisible by the attention TP size ({})", heads, attn_tp));
-    if (l.tp % l.ep != 0) r.push_back(fmt::format("tp_size {} must be divisible by ep_size {}", l.tp, l.ep));
-    if (l.dp > 1 && nodes > 1 && !l.dp_attention) r.push_back("multi-node data parallel is not supported unless dp attention!");
-    if (l.dp > 1 && !l.dp_attention)
-      r.push_back("SGLang --dp-size without --enable-dp-attention runs separate replicas; plan them as separate instances");
-    if ((l.tp * l.pp) % nodes != 0) r.push_back("tp_size must be divisible by number of nodes");
-    if (moe_fp8_block && l.tp % l.ep == 0) {
-      const int moe_tp = l.tp / l.ep;
-      const auto inter = m.moe->expert_intermediate_size;
-      if (inter % moe_tp != 0 || (inter / moe_tp) % 128 != 0)
-        r.push_back(fmt::format(
-            "For quantized MoE models, please make sure (moe_intermediate_size={} / moe_tp_size={}) % weight_block_size_n=128 == 0", inter,
-            moe_tp));
-    }
-  } else {
-    if (l.dp_attention)
-      r.push_back("vLLM has no --enable-dp-attention flag (attention is data-parallel across --data-parallel-size ranks)");
-    if (heads % l.tp != 0)
-      r.push_back(fmt::format("Total number of attention heads ({}) must be divisible by tensor parallel size ({}).", heads, l.tp));
-    if (m.moe && l.ep > 1 && l.ep != l.tp * l.dp)
-      r.push_back(
-          fmt::format("vLLM derives EP_SIZE = TP_SIZE x DP_SIZE = {}; an expert-parallel degree of {} cannot be set", l.tp * l.dp, l.ep));
-    if (moe_fp8_block && l.ep == 1) {
-      const int moe_tp = l.tp * l.dp;
-      const auto inter = m.moe->expert_intermediate_size;
-      if (inter % moe_tp != 0 || (inter / moe_tp) % 128 != 0)
-        r.push_back(fmt::format("The output_size of gate's and up's weight = {} is not divisible by weight quantization block_n = 128.",
-                                inter / std::max(1, moe_tp)));
-    }
-    if (fp8_block(m.precision_of(ParamGroup::dense_mlp)) && m.dense_intermediate_size > 0) {
-      const auto inter = m.dense_intermediate_size;
-      if (inter % l.tp != 0 || (inter / l.tp) % 128 != 0)
-        r.push_back(fmt::format("The output_size of gate's and up's weight = {} is not divisible by weight quantization block_n = 128.",
-                                inter / l.tp));
-    }
-  }
-  if (warnings && l.tp > gpu.gpus_per_node && l.tp > gpu.scaleup_domain_gpus)
+  for (const auto& x : engine_model(engine, engine_version).refusals(m, gpu, l)) r.push_back(x.message);
+  if (warnings && l.tp >= 1 && l.tp <= 4096 && l.tp > gpu.gpus_per_node && l.tp > gpu.scaleup_domain_gpus)
     warnings->push_back(
         fmt::format("tensor parallel {} spans {} nodes: its all-reduces cross the scale-out network (slow); "
                     "prefer TP within a node with PP or DP across nodes",
@@ -110,22 +38,9 @@ Layout vllm_layout_for(const Model& m, const Gpu& gpu, int gpus) {
   return l;
 }
 
-std::string sglang_parallel_flags(const Layout& l) {
-  std::string f = fmt::format("--tp-size {}", l.tp);
-  if (l.ep > 1) f += fmt::format(" --ep-size {}", l.ep);
-  if (l.pp > 1) f += fmt::format(" --pp-size {}", l.pp);
-  if (l.dp > 1) f += fmt::format(" --dp-size {}", l.dp);
-  if (l.dp_attention) f += " --enable-dp-attention";
-  if (l.dcp > 1) f += fmt::format(" --dcp-size {}", l.dcp);
-  return f;
-}
+std::string sglang_parallel_flags(const Layout& l) { return engine_model(Engine::sglang).parallel_flags(Model{}, l); }
 
-std::string vllm_parallel_flags(const Model& m, const Layout& l) {
-  std::string f = fmt::format("--tensor-parallel-size {} --pipeline-parallel-size {} --data-parallel-size {}", l.tp, l.pp, l.dp);
-  if (m.moe && l.ep > 1) f += " --enable-expert-parallel";
-  if (l.dcp > 1) f += fmt::format(" --decode-context-parallel-size {}", l.dcp);
-  return f;
-}
+std::string vllm_parallel_flags(const Model& m, const Layout& l) { return engine_model(Engine::vllm).parallel_flags(m, l); }
 
 EngineFlags parallel_flags(const Model& m, const Gpu& gpu, const Layout& s, int gpus) {
   EngineFlags f;

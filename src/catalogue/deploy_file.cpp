@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <k3plan/deploy.hpp>
+#include <k3plan/engine.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/units.hpp>
 #include <set>
@@ -170,7 +171,7 @@ Deployment parse_deployment(const std::string& text, const std::string& origin, 
   Deployment d;
   d.file = origin;
   Reader r{origin, findings, d};
-  r.keys(root, {"model", "gpu", "gpus", "nodes", "engine", "parallel", "context", "users", "kv_dtype", "engine_args", "serve", "budget"},
+  r.keys(root, {"model", "gpu", "gpus", "nodes", "engine", "engine_version", "parallel", "context", "users", "kv_dtype", "engine_args", "serve", "budget"},
          "");
   if (auto v = r.str(root, "model", "model"))
     d.model = *v;
@@ -194,6 +195,14 @@ Deployment parse_deployment(const std::string& text, const std::string& origin, 
       r.error("schema/enum",
               fmt::format("unknown engine '{}'{}", *v, hint.empty() ? " (use sglang or vllm)" : fmt::format("; did you mean '{}'?", hint)),
               root["engine"]);
+    }
+  }
+  if (auto v = r.str(root, "engine_version", "engine_version")) {
+    d.engine_version = *v;
+    try {
+      engine_model(d.engine, d.engine_version);
+    } catch (const InputError& e) {
+      r.error("schema/enum", e.what(), root["engine_version"]);
     }
   }
   if (root["parallel"].IsDefined()) {

@@ -3,6 +3,7 @@
 #include <k3plan/check.hpp>
 #include <k3plan/commands.hpp>
 #include <k3plan/launch.hpp>
+#include <k3plan/engine.hpp>
 #include <k3plan/layout.hpp>
 #include <k3plan/perf_cmd.hpp>
 #include <k3plan/report_html.hpp>
@@ -78,6 +79,7 @@ Cli::Cli() {
   fit->add_option("--context,-c", f->context, "Context length per user (default: model maximum, capped at 32k)");
   fit->add_option("--users,-u", f->users, "Concurrent users")->capture_default_str();
   fit->add_option("--engine", f->engine, "sglang or vllm")->capture_default_str();
+  fit->add_option("--engine-version", f->engine_version, "Engine release (0.10.1.1, 0.5.8.post1, main; default: the newest modelled)");
   fit->add_option("--tp", f->tp, "Tensor parallel");
   fit->add_option("--ep", f->ep, "Expert parallel");
   fit->add_option("--dp", f->dp, "Data parallel");
@@ -118,8 +120,19 @@ Cli::Cli() {
   auto vpath = std::make_shared<std::string>();
   auto* validate = app.add_subcommand("validate", "Replay real engine start-up logs through fit and publish the error table");
   validate->add_option("--cases", *vpath, "A cases YAML (default: the embedded data/validation/engine-logs.cases.yaml)");
+  auto vlog = std::make_shared<ValidateLogOptions>();
+  validate->add_option("--log", vlog->log_path, "A vLLM or SGLang start-up log: compare it with the plan, term by term");
+  validate->add_option("-m,--model", vlog->model, "With --log: the model (catalogue id, config.json, model YAML) when the log's is unknown");
+  validate->add_option("-g,--gpu", vlog->gpu, "With --log: the GPU when the log does not name it");
+  validate->add_option("--engine", vlog->engine, "With --log: sglang or vllm (checked against the log)");
+  validate->add_option("--engine-version", vlog->engine_version, "With --log: engine release when the log does not print it");
   add_format(validate, global);
-  validate->callback([this, vpath] { action = [vpath](const Catalogue& c) { return run_validate(c, *vpath); }; });
+  validate->callback([this, vpath, vlog] {
+    if (vlog->log_path.empty() && (!vlog->model.empty() || !vlog->gpu.empty() || !vlog->engine_version.empty()))
+      throw CLI::ValidationError("-m/-g/--engine-version", "need --log");
+    if (!vlog->log_path.empty() && !vpath->empty()) throw CLI::ValidationError("--log", "give --log or --cases, not both");
+    action = [vpath, vlog](const Catalogue& c) { return vlog->log_path.empty() ? run_validate(c, *vpath) : run_validate_log(c, *vlog); };
+  });
   auto lo = std::make_shared<LaunchOptions>();
   auto lo_engine = std::make_shared<std::string>("sglang");
   auto lo_context = std::make_shared<std::string>();
@@ -131,6 +144,7 @@ Cli::Cli() {
   launch->add_option("-n,--gpus", lo->flags.gpus, "GPUs");
   launch->add_option("--nodes", lo->flags.nodes, "Nodes");
   launch->add_option("--engine", *lo_engine, "sglang or vllm")->capture_default_str();
+  launch->add_option("--engine-version", lo->flags.engine_version, "Engine release (default: the newest modelled)");
   launch->add_option("--context,-c", *lo_context, "Context length (default: the model maximum)");
   launch->add_option("--users,-u", lo->flags.users, "Concurrent users")->capture_default_str();
   launch->add_option("--kv-dtype", lo->flags.kv_dtype, "KV cache dtype")->capture_default_str();
@@ -146,6 +160,7 @@ Cli::Cli() {
   launch->callback([this, lo, lo_engine, lo_context] {
     action = [lo, lo_engine, lo_context](const Catalogue& c) {
       lo->flags.engine = parse_engine(*lo_engine);
+      engine_model(lo->flags.engine, lo->flags.engine_version);
       if (!lo_context->empty()) lo->flags.context = parse_context(*lo_context, "--context");
       if (lo->emit == "json") lo->flags.file = "<flags>";
       return run_launch(c, *lo);

@@ -867,7 +867,20 @@ void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Findin
     for (const auto& r : f.reasons) {
       if (std::find(refusals.begin(), refusals.end(), r) != refusals.end()) continue;
       if (r.rfind("context ", 0) == 0) continue;  // reported above as memory/context-max
-      if (contains(r, "KV/state pool holds"))
+      if (contains(r, "KV/state pool holds") && f.users == 1 && f.max_users == 0 && !f.settings.model().refuses_context_beyond_pool())
+        add("memory/context-capped", "warning",
+            fmt::format("{} starts, but caps a request at {} tokens, below the {} context: {}", engine_name,
+                        fmt_int(static_cast<double>(f.max_context_one_user)), format_context(f.context), r),
+            at({"context", "users"}));
+      else if (contains(r, "KV/state pool holds") && t.kind != InputKind::deployment && f.max_users >= 1)
+        // a command line's --max-running-requests / --max-num-seqs is a cap, not a demand: the
+        // engine starts and queues the requests beyond what the pool holds at full length
+        add("memory/concurrency", "warning",
+            fmt::format("{} starts; {} requests of {} tokens fit the KV/state pool at once, not the {} the command allows: the rest "
+                        "queue (or are preempted) when every request is that long",
+                        engine_name, f.max_users, format_context(f.context), f.users),
+            at({"users", "context"}));
+      else if (contains(r, "KV/state pool holds"))
         add("memory/kv-pool", "error", fmt::format("{} x {} tokens does not fit: {}", f.users, format_context(f.context), r),
             at({"users", "context"}));
       else
@@ -1008,6 +1021,8 @@ constexpr RuleInfo kRules[] = {
     {"engine/warning", "warning", "An engine setting the engine warns about"},
     {"memory/does-not-fit", "error", "Weights and engine reserve exceed the GPU memory"},
     {"memory/kv-pool", "error", "users x context is beyond the KV cache pool"},
+    {"memory/concurrency", "warning", "The running-request cap allows more full-length requests than the pool holds"},
+    {"memory/context-capped", "warning", "SGLang starts but caps requests below the context asked for"},
     {"memory/headroom", "warning", "Fits with under 5% of the KV/state pool free"},
     {"memory/context-max", "error", "Context above the model's maximum"},
     {"memory/error", "error", "The memory budget could not be evaluated"},

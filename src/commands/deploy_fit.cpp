@@ -15,6 +15,7 @@ DeploymentFit fit_deployment(const Catalogue& cat, const Deployment& d) {
   r.context = d.context > 0 ? d.context : r.model.max_context;
   EngineSettings s;
   s.engine = d.engine;
+  s.engine_version = d.engine_version;
   if (d.mem_fraction_static) s.mem_fraction_static = *d.mem_fraction_static;
   if (d.gpu_memory_utilization) s.gpu_memory_utilization = *d.gpu_memory_utilization;
   if (d.max_num_batched_tokens) s.max_num_batched_tokens = *d.max_num_batched_tokens;

@@ -18,6 +18,8 @@ nlohmann::json fit_json(const FitResult& f) {
   nlohmann::json j = {{"model", f.model},
                       {"gpu", f.gpu},
                       {"engine", to_string(f.settings.engine)},
+                      {"engine_version", f.settings.model().version().id},
+                      {"engine_label", f.engine_label},
                       {"gpus", f.gpus},
                       {"nodes", f.nodes},
                       {"layout", layout_json(f.layout)},
@@ -44,6 +46,8 @@ nlohmann::json fit_json(const FitResult& f) {
 EngineSettings settings_from(const FitOptions& o) {
   EngineSettings s;
   s.engine = parse_engine(o.engine);
+  s.engine_version = o.engine_version;
+  s.model();  // an unknown version is a usage error listing the known ones
   if (o.gpu_memory_utilization && o.mem_fraction_static)
     throw InputError("--gpu-memory-utilization (vLLM) and --mem-fraction-static (SGLang) are contradictory; give the one for --engine");
   if (o.gpu_memory_utilization) {
@@ -80,7 +84,7 @@ EngineSettings settings_from(const FitOptions& o) {
 }
 
 Table budget_table(const FitResult& f) {
-  Table t{fmt::format("Per-GPU memory budget ({}, stage {} of {}; GiB = 2^30 B)", to_string(f.settings.engine), f.limiting.stage + 1,
+  Table t{fmt::format("Per-GPU memory budget ({}, stage {} of {}; GiB = 2^30 B)", f.engine_label, f.limiting.stage + 1,
                       f.ranks.size()),
           {"item", "GiB", "GB", "share"},
           {},

@@ -276,7 +276,7 @@ void evaluate_pieces(const Case& c, const Model& m, Outcome& o) {
   // the pool from the logged pieces, else the logged pool
   double pieces_pool = std::numeric_limits<double>::quiet_NaN();
   if (vllm && ms.weights_gib && ms.activation_gib && ms.non_torch_gib && (ms.total_gib || ms.requested_gib)) {
-    const double util = c.settings.gpu_memory_utilization > 0 ? c.settings.gpu_memory_utilization : kVllmDefaultUtilization;
+    const double util = c.settings.gpu_memory_utilization > 0 ? c.settings.gpu_memory_utilization : vllm_default_utilization();
     const double requested = ms.requested_gib ? *ms.requested_gib : util * *ms.total_gib;
     pieces_pool = requested - *ms.weights_gib - *ms.activation_gib - *ms.non_torch_gib;
     o.pool_from =

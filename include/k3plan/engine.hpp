@@ -1,0 +1,171 @@
+#pragma once
+// Engine models (src/engines/): everything that differs between vLLM and SGLang, and between their
+// versions, lives behind this one interface. The rest of the code asks an EngineModel; it never
+// compares Engine values itself (ARCHITECTURE.md lists the exceptions).
+//
+// Versions are data: data/engines/vllm.yaml and data/engines/sglang.yaml hold one window per
+// stretch of releases that behave alike, each citing the engine file and commit it follows.
+// `--engine-version` takes a release number as users write it ("0.9.2", "0.5.8.post1", "main")
+// and maps it to the window that covers it; the default is the newest window modelled.
+//
+// Memory accounting, per pipeline stage (one rank of the stage; ranks of a stage are identical):
+//   reserved + weights + activation + overhead + kv_pool + state_pool + free == capacity
+// (the invariant of budget.hpp). Each engine says how it fills the terms; see vllm.cpp and
+// sglang.cpp for the formulas with their sources.
+#include <cstdint>
+#include <k3plan/gpu.hpp>
+#include <k3plan/kv.hpp>
+#include <k3plan/layout.hpp>
+#include <k3plan/model.hpp>
+#include <string>
+#include <vector>
+
+namespace k3plan {
+
+struct EngineSettings;
+struct RankBudget;
+
+// One version window of one engine, as data/engines/<engine>.yaml states it.
+struct EngineVersion {
+  Engine engine = Engine::sglang;
+  std::string id;      // window name, e.g. "0.11" or "main"
+  std::string first;   // first release covered, e.g. "0.11.0"
+  std::string last;    // last release covered ("" = open: every later release)
+  std::string source;  // engine file(s) @ commit this window follows
+  std::string date;    // date of that commit
+
+  // --- vLLM
+  double gpu_memory_utilization = 0.9;  // CacheConfig default
+  std::string profile = "v1";           // v0: peak includes weights, profile batch = max_model_len; v1: snapshot increase
+  bool cudagraph_in_profile = false;    // CUDA-graph memory estimated and subtracted before the KV pool
+  std::string kv_tokens_report = "per_group";  // what "GPU KV cache size" prints: blocks | per_group
+  int kernel_block_alignment = 16;      // hybrid page-size unification rounds the attention block to this
+  bool hybrid_kv_groups = true;         // hybrid KV cache manager (layers grouped, one shared page pool)
+  double non_torch_tp1_gib = 0.25;      // NCCL / custom all-reduce buffers, world size 1
+  double non_torch_tp_gib = 2.1;        // TP > 1
+  double non_torch_pp_gib = 0.07;       // TP 1 with pipeline stages
+  bool rope_cache_full = true;          // RoPE cos/sin cache sized by max_position_embeddings
+
+  // --- SGLang (docs/engine-sources/sglang.md has each rule with its commit)
+  std::string mem_fraction_rule = "reserved";  // by_tp (0.4.0-0.4.5) | by_tp_large (0.4.6-0.4.7) | gpu_class (0.4.8-0.5.2) | reserved (0.5.3+)
+  bool prefill_graph_reserve = false;          // 0.5.10+: the prefill (piecewise) CUDA-graph term of the reserve
+  double mamba_full_memory_ratio = 0.9;        // --mamba-full-memory-ratio default
+  int mamba_no_radix_default_slots = 512;      // max_mamba_cache_size with the radix cache disabled and no cap given
+  bool mamba_padding_slot = true;              // 0.5.17+: K = (budget - per_req) // per_req, K + 1 slots allocated
+  int mamba_slots_per_request = 3;             // radix cache on: state slots one running request holds (base)
+  bool mamba_extra_buffer = true;              // 0.5.8+: auto strategy = extra_buffer (+2 slots with the overlap scheduler)
+  bool latent_moe_replicated = true;           // LatentMoE up/down projections are ReplicatedLinear (bf16)
+  bool vlm_mem_fraction_adjust = true;         // adjust_mem_fraction_for_vlm
+  // memory used before the weights load (CUDA context, NCCL, custom all-reduce), GiB, by TP size
+  double context_tp1_gib = 1.0;
+  double context_tp4_gib = 1.2;   // TP 2-4
+  double context_tp8_gib = 3.0;   // TP >= 8
+  double context_rocm_tp1_gib = 0.65;
+  double context_rocm_tp8_gib = 4.1;  // TP >= 2 on ROCm
+
+  bool covers(const std::string& release) const;
+};
+
+// A refusal of a layout or setting: a rule id (stable, used by `check`), the field it concerns and
+// the message in the engine's own words where the engine has them.
+struct Refusal {
+  std::string rule;
+  std::string field;
+  std::string message;
+};
+
+// Engine defaults resolved for one deployment.
+struct EngineDefaults {
+  double memory_fraction = 0;  // vLLM gpu_memory_utilization, SGLang mem_fraction_static
+  std::int64_t max_num_batched_tokens = 0;  // vLLM; SGLang chunked_prefill_size
+  std::int64_t max_num_seqs = 0;            // vLLM max_num_seqs, SGLang max_running_requests (0 = derived)
+  int cuda_graph_max_bs = 0;
+  int block_size = 16;                      // tokens per KV page
+};
+
+// What the shared fit code has computed for one pipeline stage before the engine fills the pools.
+struct StageInput {
+  const Model* model = nullptr;
+  const Gpu* gpu = nullptr;
+  const Layout* layout = nullptr;
+  const EngineSettings* settings = nullptr;
+  int stage = 0;
+  int stages = 1;
+  std::int64_t context = 0;             // max model length
+  std::int64_t users_per_instance = 0;  // requested users per KV instance (DP group)
+  KvProfile kv;                         // this stage's layers at the engine's attention TP
+};
+
+class EngineModel {
+ public:
+  explicit EngineModel(EngineVersion v) : version_(std::move(v)) {}
+  virtual ~EngineModel() = default;
+  EngineModel(const EngineModel&) = delete;
+  EngineModel& operator=(const EngineModel&) = delete;
+
+  virtual Engine engine() const = 0;
+  virtual const char* display_name() const = 0;  // "vLLM", "SGLang"
+  const EngineVersion& version() const { return version_; }
+  std::string label() const;  // "vLLM 0.11 (0.11.0-0.16.x)"
+
+  // --- layout semantics
+  virtual int gpus(const Layout& l) const = 0;          // GPUs one instance occupies
+  virtual int attention_tp(const Layout& l) const = 0;  // ranks one attention layer is split over
+  virtual int moe_group(const Layout& l) const = 0;     // ranks one layer's experts are spread over
+  virtual int kv_instances(const Layout& l) const = 0;  // DP groups that hold their own KV pool
+  // The layout the engine really runs for the flags given (vLLM derives EP = TP x DP when expert
+  // parallel is on); `ep_given` says whether the user set EP.
+  virtual Layout effective_layout(const Model& m, Layout l, bool ep_given) const = 0;
+  virtual std::vector<Refusal> refusals(const Model& m, const Gpu& gpu, const Layout& l) const = 0;
+  // Candidate layouts for exactly `gpus` GPUs in the engine's preferred order (unfiltered).
+  virtual std::vector<Layout> layout_candidates(const Model& m, int gpus) const = 0;
+
+  // --- memory
+  virtual EngineDefaults defaults(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& s,
+                                  std::int64_t users_per_instance) const = 0;
+  // Weight bytes on one rank of the stage covering layers [first, last).
+  double stage_weights_bytes(const Model& m, const Layout& l, const EngineSettings& s, int first, int last, bool has_embed, bool has_head,
+                             std::int64_t context) const;
+  // Fills reserved / activation / overhead / kv / state terms and kv_tokens of `b` (capacity and
+  // weights are set by the caller). Also the running-request cap this stage allows.
+  virtual void fill_stage(const StageInput& in, const EngineDefaults& d, RankBudget& b) const = 0;
+  // The capacity the engine sizes its pools from on this GPU (torch total_memory).
+  double capacity_bytes(const Gpu& gpu) const { return gpu.engine_bytes(); }
+  // Whether the engine refuses to start when one request of the full context does not fit the KV
+  // pool (vLLM check_enough_kv_cache_memory raises; SGLang caps max_req_len at the pool instead).
+  virtual bool refuses_context_beyond_pool() const = 0;
+  // Tokens the engine prints at start-up for this budget ("GPU KV cache size", "#tokens").
+  virtual std::int64_t reported_kv_tokens(const RankBudget& b) const;
+
+  // --- command line (the parallel part; the full builder is in render/)
+  virtual std::vector<std::string> parallel_args(const Model& m, const Layout& l) const = 0;
+  std::string parallel_flags(const Model& m, const Layout& l) const;  // joined with spaces
+  virtual std::vector<std::string> memory_args(const EngineDefaults& d, std::int64_t context, std::int64_t max_running,
+                                               const std::string& kv_dtype) const = 0;
+  virtual int default_port() const = 0;
+  virtual std::string default_image() const = 0;
+
+  // Assumptions this engine model rests on for `m` (listed by every output that uses it).
+  virtual std::vector<std::string> assumptions(const Model& m) const = 0;
+
+ protected:
+  virtual bool latent_proj_replicated() const { return false; }
+  virtual bool rope_cache_in_weights() const { return false; }
+
+ private:
+  EngineVersion version_;
+};
+
+// The engine model for `e` at `version` (a release number or window id; empty = newest).
+// Throws InputError listing the known versions when none covers `version`.
+const EngineModel& engine_model(Engine e, const std::string& version = "");
+// The windows modelled for `e`, oldest first.
+const std::vector<EngineVersion>& engine_versions(Engine e);
+// Every engine, for code that iterates over them (plan, tests).
+inline constexpr Engine kEngines[] = {Engine::sglang, Engine::vllm};
+
+// Parses "sglang" / "vllm" (did-you-mean on a typo).
+Engine parse_engine(const std::string& s);
+const char* to_string(Engine e);
+
+}  // namespace k3plan

@@ -1,0 +1,327 @@
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cmath>
+#include <k3plan/engine_log.hpp>
+#include <k3plan/error.hpp>
+#include <regex>
+#include <sstream>
+
+namespace k3plan {
+
+namespace {
+
+constexpr double kGiBd = 1073741824.0;
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  std::size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return s.substr(i);
+}
+
+std::string unquote(std::string v) {
+  v = trim(v);
+  if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front()) return v.substr(1, v.size() - 2);
+  return v;
+}
+
+// Index just past the bracket that closes the one at `open` (or npos), quotes respected.
+std::size_t match_close(const std::string& s, std::size_t open) {
+  int depth = 0;
+  char quote = 0;
+  for (std::size_t i = open; i < s.size(); ++i) {
+    const char c = s[i];
+    if (quote) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == quote) {
+        quote = 0;
+      }
+      continue;
+    }
+    if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ')' || c == ']' || c == '}') {
+      if (--depth == 0) return i + 1;
+    }
+  }
+  return std::string::npos;
+}
+
+// "1,234" and "1234" -> 1234
+std::optional<std::int64_t> to_int(const std::string& s) {
+  std::string d;
+  for (char c : s)
+    if (std::isdigit(static_cast<unsigned char>(c))) d += c;
+    else if (c != ',')
+      break;
+  if (d.empty() || d.size() > 15) return std::nullopt;
+  return std::stoll(d);
+}
+
+std::optional<double> to_double(const std::string& s) {
+  std::istringstream in(s);
+  in.imbue(std::locale::classic());
+  double v = 0;
+  if (!(in >> v) || !std::isfinite(v) || v < 0 || v > 1e7) return std::nullopt;
+  return v;
+}
+
+// The number after `key` in `line` (GiB figures, "12.3GiB" or "12.3 GB")
+std::optional<double> gib_after(const std::string& line, const std::string& key) {
+  const auto p = line.find(key);
+  if (p == std::string::npos) return std::nullopt;
+  std::size_t i = p + key.size();
+  while (i < line.size() && (line[i] == ' ' || line[i] == '=' || line[i] == ':')) ++i;
+  const auto v = to_double(line.substr(i, 24));
+  if (!v) return std::nullopt;
+  return *v * kGiBd;
+}
+
+std::optional<std::int64_t> int_after(const std::string& line, const std::string& key) {
+  const auto p = line.find(key);
+  if (p == std::string::npos) return std::nullopt;
+  std::size_t i = p + key.size();
+  while (i < line.size() && (line[i] == ' ' || line[i] == '=' || line[i] == ':')) ++i;
+  return to_int(line.substr(i, 24));
+}
+
+template <class T>
+void set_once(std::optional<T>& slot, const std::optional<T>& v) {
+  if (!slot && v) slot = v;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> parse_python_pairs(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::string s = trim(text);
+  char close = 0;
+  bool dict = false;
+  std::size_t begin = 0, end = s.size();
+  if (!s.empty() && s.front() == '{') {
+    dict = true;
+    close = '}';
+    begin = 1;
+  } else {
+    const auto paren = s.find('(');
+    const auto eq = s.find('=');
+    if (paren != std::string::npos && (eq == std::string::npos || paren < eq)) {
+      begin = paren + 1;
+      close = ')';
+    }
+  }
+  if (close) {
+    const auto stop = match_close(s, begin - 1);
+    end = stop == std::string::npos ? s.size() : stop - 1;
+  }
+  // split on commas at depth 0 of the inner text
+  std::vector<std::string> items;
+  int depth = 0;
+  char quote = 0;
+  std::string cur;
+  for (std::size_t i = begin; i < end; ++i) {
+    const char c = s[i];
+    if (quote) {
+      cur += c;
+      if (c == '\\' && i + 1 < end) {
+        cur += s[++i];
+      } else if (c == quote) {
+        quote = 0;
+      }
+      continue;
+    }
+    if (c == '\'' || c == '"') quote = c;
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') --depth;
+    if (c == ',' && depth == 0) {
+      items.push_back(cur);
+      cur.clear();
+      continue;
+    }
+    cur += c;
+  }
+  if (!trim(cur).empty()) items.push_back(cur);
+  for (const auto& it : items) {
+    // key and value split at the first ':' (dict) or '=' (kwargs) outside quotes
+    char q = 0;
+    std::size_t split = std::string::npos;
+    for (std::size_t i = 0; i < it.size(); ++i) {
+      const char c = it[i];
+      if (q) {
+        if (c == q) q = 0;
+        continue;
+      }
+      if (c == '\'' || c == '"') {
+        q = c;
+        continue;
+      }
+      if ((dict && c == ':') || (!dict && c == '=')) {
+        split = i;
+        break;
+      }
+    }
+    if (split == std::string::npos) continue;
+    const std::string key = unquote(it.substr(0, split));
+    if (key.empty() || key.size() > 80) continue;
+    out.emplace(key, unquote(it.substr(split + 1)));
+  }
+  return out;
+}
+
+std::string EngineLog::arg(const std::string& key, const std::string& fallback) const {
+  const auto it = args.find(key);
+  return it == args.end() ? fallback : it->second;
+}
+
+EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
+  EngineLog log;
+  log.origin = origin;
+  bool vllm = false, sglang = false;
+  std::istringstream in(text);
+  std::string line;
+  const std::regex vllm_version(R"(vLLM API server version v?([0-9]+\.[0-9]+(\.[0-9]+)*(\.post[0-9]+|rc[0-9]+)?))");
+  const std::regex engine_version(R"(LLM engine \(v([0-9]+\.[0-9]+(\.[0-9]+)*[^)]*)\))");
+  const std::regex sglang_version(R"((?:sglang|SGLang)[ =:_-]*(?:version)?[ =:]*v?([0-9]+\.[0-9]+\.[0-9]+(\.post[0-9]+)?))");
+  bool in_command = false;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::string t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    log.lines.push_back(t);
+    // a launch command (the args line is missing in many pasted logs)
+    if (in_command) {
+      log.command += "\n" + t;
+      in_command = !t.empty() && t.back() == '\\';
+      continue;
+    }
+    if (log.command.empty() && (t.find("vllm serve") != std::string::npos || t.find("sglang.launch_server") != std::string::npos ||
+                                t.find("vllm.entrypoints.openai.api_server") != std::string::npos) &&
+        t.find("INFO") == std::string::npos) {
+      log.command = t;
+      in_command = t.back() == '\\';
+      if (t.find("sglang") != std::string::npos) sglang = true;
+      else vllm = true;
+      continue;
+    }
+    std::smatch m;
+    // --- arguments
+    if (const auto p = t.find("non-default args:"); p != std::string::npos && log.args.empty()) {
+      log.args = parse_python_pairs(t.substr(t.find('{', p) == std::string::npos ? p + 17 : t.find('{', p)));
+      log.args_from = "non-default args";
+      vllm = true;
+    } else if (const auto q = t.find("args: Namespace("); q != std::string::npos && log.args.empty()) {
+      log.args = parse_python_pairs(t.substr(q + 6));
+      log.args_from = "args: Namespace";
+      vllm = true;
+    } else if (const auto r = t.find("server_args=ServerArgs("); r != std::string::npos && log.args.empty()) {
+      log.args = parse_python_pairs(t.substr(r + 12));
+      log.args_from = "server_args";
+      sglang = true;
+    }
+    if (const auto c = t.find(" with config: "); c != std::string::npos && t.find("LLM engine") != std::string::npos) {
+      // engine config line: fills what the args line did not give (V0 logs have no args line)
+      for (auto& [k, v] : parse_python_pairs(t.substr(c + 14))) log.args.emplace(k, v);
+      if (log.args_from.empty()) log.args_from = "engine config";
+      vllm = true;
+      if (std::regex_search(t, m, engine_version) && log.version.empty()) log.version = m[1];
+    }
+    if (std::regex_search(t, m, vllm_version) && log.version.empty()) {
+      log.version = m[1];
+      vllm = true;
+    }
+    // --- vLLM memory lines
+    if (t.find("Model loading took") != std::string::npos) {
+      set_once(log.weights_bytes, gib_after(t, "Model loading took"));
+      vllm = true;
+    }
+    if (t.find("Memory profiling takes") != std::string::npos || t.find("Total non KV cache memory") != std::string::npos) {
+      set_once(log.non_kv_bytes, gib_after(t, "Total non KV cache memory"));
+      set_once(log.activation_bytes, gib_after(t, "torch peak memory increase"));
+      set_once(log.non_torch_bytes, gib_after(t, "non-torch forward increase memory"));
+      if (auto w = gib_after(t, "weights memory")) log.weights_bytes = w;  // the profile's figure wins
+      vllm = true;
+    }
+    if (t.find("Memory profiling results") != std::string::npos) {
+      set_once(log.total_bytes, gib_after(t, "total_gpu_memory"));
+      const auto peak = gib_after(t, "peak_torch_memory");
+      set_once(log.non_torch_bytes, gib_after(t, "non_torch_memory"));
+      set_once(log.kv_pool_bytes, gib_after(t, "kv_cache_size"));
+      // V0: the peak includes the weights
+      if (peak && log.weights_bytes) set_once(log.activation_bytes, std::optional<double>(*peak - *log.weights_bytes));
+      vllm = true;
+    }
+    if (t.find("Initial free memory") != std::string::npos) {
+      set_once(log.initial_free_bytes, gib_after(t, "Initial free memory"));
+      const auto p2 = t.find("(util),");
+      if (p2 != std::string::npos) set_once(log.requested_bytes, gib_after(t, "(util),"));
+      vllm = true;
+    }
+    if (t.find("Available KV cache memory") != std::string::npos) {
+      set_once(log.kv_pool_bytes, gib_after(t, "Available KV cache memory"));
+      vllm = true;
+    }
+    if (t.find("GPU KV cache size") != std::string::npos) {
+      set_once(log.kv_cache_tokens, int_after(t, "GPU KV cache size"));
+      vllm = true;
+    }
+    if (t.find("Maximum concurrency for") != std::string::npos) {
+      set_once(log.concurrency_tokens, int_after(t, "Maximum concurrency for"));
+      const auto p3 = t.find("per request:");
+      if (p3 != std::string::npos) set_once(log.max_concurrency, to_double(t.substr(p3 + 12, 24)));
+      vllm = true;
+    }
+    if (t.find("# GPU blocks") != std::string::npos) {
+      set_once(log.gpu_blocks, int_after(t, "# GPU blocks"));
+      vllm = true;
+    }
+    if (t.find("Graph capturing finished") != std::string::npos) set_once(log.cudagraph_bytes, gib_after(t, "took"));
+    // --- SGLang lines
+    if (t.find("Load weight begin") != std::string::npos) {
+      set_once(log.load_begin_avail_bytes, gib_after(t, "avail mem"));
+      sglang = true;
+    }
+    if (t.find("Load weight end") != std::string::npos) {
+      set_once(log.load_end_avail_bytes, gib_after(t, "avail mem"));
+      set_once(log.weights_usage_bytes, gib_after(t, "mem usage"));
+      sglang = true;
+    }
+    if (t.find("KV Cache is allocated") != std::string::npos) {
+      set_once(log.kv_allocated_tokens, int_after(t, "#tokens"));
+      set_once(log.kv_k_bytes, gib_after(t, "K size"));
+      set_once(log.kv_v_bytes, gib_after(t, "V size"));
+      if (t.find("K size") == std::string::npos) set_once(log.kv_bytes, gib_after(t, "KV size"));
+      sglang = true;
+    }
+    if (t.find("Mamba Cache is allocated") != std::string::npos) {
+      set_once(log.mamba_cache_size, int_after(t, "max_mamba_cache_size"));
+      set_once(log.mamba_conv_bytes, gib_after(t, "conv_state size"));
+      set_once(log.mamba_ssm_bytes, gib_after(t, "ssm_state size"));
+      sglang = true;
+    }
+    if (t.find("max_total_num_tokens=") != std::string::npos) {
+      set_once(log.max_total_num_tokens, int_after(t, "max_total_num_tokens"));
+      set_once(log.max_running_requests, int_after(t, "max_running_requests"));
+      set_once(log.context_len, int_after(t, "context_len"));
+      sglang = true;
+    }
+    if (t.find("Memory pool end") != std::string::npos) set_once(log.pool_end_avail_bytes, gib_after(t, "avail mem"));
+    if (sglang && log.version.empty() && std::regex_search(t, m, sglang_version)) log.version = m[1];
+  }
+  if (vllm && !sglang) log.engine = Engine::vllm;
+  if (sglang && !vllm) log.engine = Engine::sglang;
+  if (vllm && sglang) {
+    // both kinds of line: the arguments decide
+    log.engine = log.args_from == "server_args" ? Engine::sglang : Engine::vllm;
+  }
+  if (!log.engine)
+    throw InputError(fmt::format("{}: not a vLLM or SGLang start-up log (no arguments line and no KV cache line found)", origin));
+  if (vllm && sglang && log.args_from.empty() && !log.command.empty())
+    log.engine = log.command.find("sglang") != std::string::npos ? Engine::sglang : Engine::vllm;
+  return log;
+}
+
+}  // namespace k3plan

@@ -1,0 +1,24 @@
+#pragma once
+// Private to src/engines/: the factories and what the two engine models share.
+#include <k3plan/engine.hpp>
+#include <memory>
+
+namespace k3plan {
+
+std::unique_ptr<EngineModel> make_vllm_model(const EngineVersion& v);
+std::unique_ptr<EngineModel> make_sglang_model(const EngineVersion& v);
+
+// Refusals every engine applies (degrees, whole nodes, PP depth, EP on a dense model, DCP).
+std::vector<Refusal> common_refusals(const Model& m, const Gpu& gpu, const Layout& l, int gpus);
+
+// Per-layer cache specs as the engines' KV managers see them: one entry per distinct layer kind.
+struct LayerSpec {
+  enum class Kind { full, sliding, chunked, mamba } kind = Kind::full;
+  int layers = 0;
+  double bytes_per_token_per_layer = 0;  // full / sliding / chunked
+  int window = 0;                        // sliding window or chunk (tokens)
+  double state_bytes_per_layer = 0;      // mamba-style: conv + recurrent state of one sequence
+};
+std::vector<LayerSpec> layer_specs(const KvProfile& kv);
+
+}  // namespace k3plan

@@ -1,0 +1,356 @@
+// SGLang as its code does it, per version window (data/engines/sglang.yaml). Sources, read at the
+// commits the windows cite (docs/engine-sources/sglang.md has the detail):
+//  - mem_fraction_static default: python/sglang/srt/server_args.py _handle_gpu_memory_settings
+//    (0.5 on: reserved memory from chunked_prefill_size, cuda_graph_max_bs, TP x PP, DP attention;
+//    0.4: a table by TP size), adjust_mem_fraction_for_vlm for multimodal models.
+//  - KV pool: python/sglang/srt/model_executor/model_runner.py profile_max_num_token:
+//    rest = free_after_weights - free_at_init x (1 - mem_fraction_static) (min over ranks);
+//    max_total_num_tokens = rest // cell_size, cell_size over the full-attention layers.
+//  - hybrid linear-attention models (Mamba2, GDN, KDA): handle_max_mamba_cache splits `rest`
+//    between the state pool and the KV pool by mamba_full_memory_ratio (state : kv = r : 1); with
+//    the radix cache disabled the state pool holds max_running_requests (default 512) slots; the
+//    state slots cap the running requests.
+//  - running requests: scheduler max_running_requests = max_total_num_tokens // 2 unless set,
+//    capped by the request pool.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <k3plan/budget.hpp>
+#include <k3plan/units.hpp>
+
+#include "engines/engines_impl.hpp"
+
+namespace k3plan {
+
+namespace {
+
+bool fp8_block(const std::string& p) { return p == "fp8-block"; }
+int nodes_for(const Gpu& g, int gpus) { return gpus <= g.gpus_per_node ? 1 : (gpus + g.gpus_per_node - 1) / g.gpus_per_node; }
+
+class Sglang final : public EngineModel {
+ public:
+  using EngineModel::EngineModel;
+  Engine engine() const override { return Engine::sglang; }
+  const char* display_name() const override { return "SGLang"; }
+
+  // DP attention partitions the TP group: the instance is TP x PP GPUs
+  int gpus(const Layout& l) const override {
+    const long long n = 1LL * l.tp * l.pp;
+    return n > 1000000000LL ? 1000000000 : static_cast<int>(n);
+  }
+  int attention_tp(const Layout& l) const override { return l.dp_attention ? std::max(1, l.tp / std::max(1, l.dp)) : l.tp; }
+  int moe_group(const Layout& l) const override { return l.tp; }
+  int kv_instances(const Layout& l) const override { return l.dp_attention ? l.dp : 1; }
+  Layout effective_layout(const Model&, Layout l, bool) const override { return l; }
+
+  std::vector<Refusal> refusals(const Model& m, const Gpu& gpu, const Layout& l) const override {
+    auto r = common_refusals(m, gpu, l, gpus(l));
+    if (!r.empty() && r.front().rule == "layout/degree") return r;
+    const int heads = m.attention_heads();
+    const int nodes = nodes_for(gpu, gpus(l));
+    const int attn_tp = attention_tp(l);
+    if (l.dp_attention && l.tp % l.dp != 0)
+      r.push_back({"engine/dp-attention-tp", "parallel.dp",
+                   fmt::format("tp_size ({}) must be divisible by dp_size ({}) with DP attention", l.tp, l.dp)});
+    else if (attn_tp > 0 && heads % attn_tp != 0)
+      r.push_back({"engine/tp-heads", "parallel.tp",
+                   fmt::format("number of attention heads ({}) must be divisible by the attention TP size ({})", heads, attn_tp)});
+    if (l.tp % l.ep != 0)
+      r.push_back({"engine/ep-tp", "parallel.ep", fmt::format("tp_size {} must be divisible by ep_size {}", l.tp, l.ep)});
+    if (l.dp > 1 && nodes > 1 && !l.dp_attention)
+      r.push_back({"engine/dp-multinode", "parallel.dp", "multi-node data parallel is not supported unless dp attention!"});
+    if (l.dp > 1 && !l.dp_attention)
+      r.push_back({"engine/dp-replicas", "parallel.dp",
+                   "SGLang --dp-size without --enable-dp-attention runs separate replicas; plan them as separate instances"});
+    if ((l.tp * l.pp) % nodes != 0) r.push_back({"engine/nodes-tp", "nnodes", "tp_size must be divisible by number of nodes"});
+    const bool moe_fp8_block = m.moe && fp8_block(m.precision_of(ParamGroup::routed_experts));
+    if (moe_fp8_block && l.tp % l.ep == 0) {
+      const int moe_tp = l.tp / l.ep;
+      const auto inter = m.moe->expert_intermediate_size;
+      if (inter % moe_tp != 0 || (inter / moe_tp) % 128 != 0)
+        r.push_back({"engine/fp8-block", "parallel.tp",
+                     fmt::format("For quantized MoE models, please make sure (moe_intermediate_size={} / moe_tp_size={}) % "
+                                 "weight_block_size_n=128 == 0",
+                                 inter, moe_tp)});
+    }
+    return r;
+  }
+
+  std::vector<Layout> layout_candidates(const Model& m, int n) const override {
+    std::vector<Layout> out;
+    int top = 1;
+    while (top * 2 <= n) top *= 2;
+    for (int tp = top; tp >= 1; tp /= 2) {
+      if (n % tp != 0) continue;
+      Layout l;
+      l.tp = tp;
+      l.pp = n / tp;
+      if (m.moe) {
+        l.ep = tp;
+        while (l.ep > 1 && (m.moe->routed_experts % l.ep != 0 || tp % l.ep != 0)) --l.ep;
+      }
+      out.push_back(l);
+      bool mla = false;
+      for (const auto& b : m.blocks) mla = mla || b.kind == AttnKind::mla;
+      if (mla && l.tp >= 2) {
+        Layout d = l;
+        d.dcp = l.tp;
+        out.push_back(d);
+      }
+      if (m.moe && l.ep != 1) {
+        Layout t = l;
+        t.ep = 1;
+        out.push_back(t);
+      }
+      if (tp <= 1) break;
+    }
+    return out;
+  }
+
+  // server_args: chunked_prefill_size and cuda_graph_max_bs by GPU memory
+  static std::int64_t default_chunked_prefill(const Gpu& gpu) {
+    const double gib = gpu.memory_reported_mib.value / 1024;
+    if (gib < 35) return 2048;
+    if (gib < 60) return 4096;
+    if (gib < 160) return 8192;
+    return 16384;
+  }
+  static int default_cuda_graph_max_bs(const Gpu& gpu, int tp) {
+    const double gib = gpu.memory_reported_mib.value / 1024;
+    if (gib < 20) return 8;
+    if (gib < 35) return tp < 4 ? 24 : 80;
+    if (gib < 60) return tp < 4 ? 32 : 160;
+    if (gib < 160) return tp < 4 ? 256 : 512;
+    return 512;
+  }
+
+  static bool is_mla(const Model& m) {
+    for (const auto& b : m.blocks)
+      if (b.kind == AttnKind::mla) return true;
+    return false;
+  }
+  static bool on_rocm(const Gpu& gpu) { return gpu.vendor == "amd"; }
+
+  // Prefill CUDA-graph token sizes up to `max` (server_args piecewise_cuda_graph_tokens).
+  static int prefill_graph_sizes(std::int64_t max) {
+    int n = 0;
+    auto range = [&](std::int64_t from, std::int64_t to, std::int64_t step) {
+      for (std::int64_t x = from; x <= to && x <= max; x += step) ++n;
+    };
+    range(4, 32, 4);
+    range(48, 256, 16);
+    range(288, 512, 32);
+    range(576, 1024, 64);
+    range(1280, 4096, 256);
+    range(4608, max, 512);
+    return n;
+  }
+
+  double default_mem_fraction(const Model& m, const Gpu& gpu, const Layout& l, std::int64_t chunked, int cgbs) const {
+    const double gpu_mem = gpu.memory_reported_mib.value;  // MiB, as nvidia-smi / rocminfo report it
+    const auto& rule = version().mem_fraction_rule;
+    const int tp = l.tp, pp = l.pp, par = l.tp * l.pp;
+    auto table = [](int n) { return n >= 16 ? 0.79 : n >= 8 ? 0.81 : n >= 4 ? 0.85 : n >= 2 ? 0.87 : 0.88; };
+    double f = 0;
+    if (rule == "by_tp") {
+      f = table(tp);  // 0.4.0-0.4.5 ServerArgs.__post_init__
+    } else if (rule == "by_tp_large") {
+      // 0.4.6-0.4.7: the table on TP x PP up to 80 GiB, 0.88 above; more than 96 GiB keeps 18 GiB
+      f = gpu_mem <= 81920 ? table(par) : 0.88;
+      if (gpu_mem > 96 * 1024) f = std::min(f + 48 * 1024 * (1 - f) / gpu_mem, (gpu_mem - 18 * 1024) / gpu_mem);
+    } else if (rule == "gpu_class") {
+      // 0.4.8-0.5.2: reserved MiB by GPU class
+      double reserved = gpu_mem < 35 * 1024 ? (2.8 + par / 10.0) * 1024
+                        : gpu_mem < 90 * 1024 ? (9.5 + par / 2.0) * 1024
+                        : gpu_mem < 160 * 1024 ? (12 + par / 2.0) * 1024
+                                               : 32 * 1024;
+      if (l.dp_attention) reserved += 4 * 1024;
+      f = std::round((gpu_mem - reserved) / gpu_mem * 1000) / 1000;
+    } else {
+      // 0.5.3 on: _handle_gpu_memory_settings, reserved memory in MiB
+      double reserved = 512 + static_cast<double>(std::max<std::int64_t>(chunked, 2048)) * 1.5 + cgbs * 2.0 + tp * pp / 8.0 * 1024;
+      if (l.dp_attention) {
+        reserved += cgbs * l.dp * 3.0;
+        if (cgbs > 300) reserved += cgbs * l.dp * 1.5;
+      }
+      // prefill (piecewise) CUDA graphs, 0.5.10 on; off with DP attention, PP, multimodal models
+      if (version().prefill_graph_reserve && !l.dp_attention && pp == 1 && m.vision_params <= 0)
+        reserved += is_mla(m) ? 1536 : 8.0 * prefill_graph_sizes(chunked);
+      if (gpu_mem > 60 * 1024) reserved = std::max(reserved, 10.0 * 1024);
+      f = std::round((gpu_mem - reserved) / gpu_mem * 1000) / 1000;
+    }
+    // adjust_mem_fraction_for_vlm: f x 0.95 x clamp(1 - 0.1 (ratio - 1), 0.8, 1.05), ratio = the
+    // vision tower's layers x hidden^2 against ViT-L/14 (24 x 1024^2); from its parameters here
+    // (about 12 x layers x hidden^2)
+    if (version().vlm_mem_fraction_adjust && m.vision_params > 0) {
+      const double ratio = m.vision_params / (12.0 * 24 * 1024 * 1024);
+      f *= 0.95 * std::clamp(1 - 0.1 * (ratio - 1), 0.8, 1.05);
+    }
+    return f;
+  }
+
+  EngineDefaults defaults(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& s,
+                          std::int64_t users_per_instance) const override {
+    EngineDefaults d;
+    d.max_num_batched_tokens = s.chunked_prefill_size > 0       ? s.chunked_prefill_size
+                               : s.max_num_batched_tokens > 0 ? s.max_num_batched_tokens
+                                                              : default_chunked_prefill(gpu);
+    d.cuda_graph_max_bs = s.cuda_graph_max_bs > 0 ? s.cuda_graph_max_bs : default_cuda_graph_max_bs(gpu, l.tp);
+    d.memory_fraction =
+        s.mem_fraction_static > 0 ? s.mem_fraction_static : default_mem_fraction(m, gpu, l, d.max_num_batched_tokens, d.cuda_graph_max_bs);
+    d.max_num_seqs = s.max_num_seqs > 0 ? s.max_num_seqs : std::max<std::int64_t>(users_per_instance, 1);
+    d.block_size = s.page_size > 0 ? s.page_size : 1;
+    return d;
+  }
+
+  double context_bytes(const Gpu& gpu, int tp) const {
+    const auto& v = version();
+    if (on_rocm(gpu)) return (tp > 1 ? v.context_rocm_tp8_gib : v.context_rocm_tp1_gib) * kGiB;
+    return (tp >= 8 ? v.context_tp8_gib : tp > 1 ? v.context_tp4_gib : v.context_tp1_gib) * kGiB;
+  }
+
+  int slots_per_request(const EngineSettings& s) const {
+    if (s.disable_radix_cache) return 1;
+    return version().mamba_slots_per_request + (version().mamba_extra_buffer ? 2 : 0);
+  }
+
+  void fill_stage(const StageInput& in, const EngineDefaults& d, RankBudget& b) const override {
+    const auto& v = version();
+    const EngineSettings& s = *in.settings;
+    const Layout& l = *in.layout;
+    // pre_model_load_memory: free memory after the CUDA context and NCCL, before the weights
+    b.overhead_bytes = context_bytes(*in.gpu, l.tp * l.pp);
+    const double pre = b.capacity_bytes - b.overhead_bytes;
+    b.reserved_bytes = (1 - d.memory_fraction) * pre;
+    b.activation_bytes = 0;  // inside the (1 - mem_fraction_static) reserve with the CUDA graphs
+    double rest = d.memory_fraction * pre - b.weights_bytes;
+    b.block_size = d.block_size;
+    if (rest <= 0) {
+      b.free_bytes = rest;
+      return;
+    }
+    const auto specs = layer_specs(in.kv);
+    double full_cell = 0, swa_cell = 0, per_req = 0;
+    int swa_window = 0, swa_layers = 0;
+    for (const auto& x : specs) {
+      if (x.kind == LayerSpec::Kind::mamba) {
+        per_req += x.state_bytes_per_layer * x.layers;
+      } else if (x.kind == LayerSpec::Kind::sliding || x.kind == LayerSpec::Kind::chunked) {
+        swa_cell += x.bytes_per_token_per_layer * x.layers;
+        swa_layers += x.layers;
+        swa_window = std::max(swa_window, x.window);
+      } else {
+        full_cell += x.bytes_per_token_per_layer * x.layers;
+      }
+    }
+    const int dp = l.dp_attention ? std::max(1, l.dp) : 1;
+    // handle_max_mamba_cache: the state pool first
+    b.state_slots = -1;
+    std::int64_t per_request_slots = 1;
+    if (per_req > 0) {
+      per_request_slots = slots_per_request(s);
+      std::int64_t k = 0;
+      if (s.max_mamba_cache_size > 0) {
+        k = s.max_mamba_cache_size / dp;
+      } else if (s.disable_radix_cache) {
+        k = (s.max_num_seqs > 0 ? s.max_num_seqs : v.mamba_no_radix_default_slots) / dp;
+      } else {
+        const double ratio = s.mamba_full_memory_ratio > 0 ? s.mamba_full_memory_ratio : v.mamba_full_memory_ratio;
+        const double budget = rest * ratio / (1 + ratio);
+        k = static_cast<std::int64_t>(std::floor((v.mamba_padding_slot ? budget - per_req : budget) / per_req));
+      }
+      k = std::max<std::int64_t>(k, 0);
+      b.state_slots = k;
+      b.state_pool_bytes = std::min(rest, static_cast<double>(k + (v.mamba_padding_slot ? 1 : 0)) * per_req);
+      rest -= b.state_pool_bytes;
+    }
+    // KV: one cell per token over the full-attention layers; sliding-window layers in their own
+    // pool of swa_full_tokens_ratio (0.8) x the full tokens (hybrid SWA pool)
+    const double ratio_swa = 0.8;
+    double cell = full_cell + (swa_layers > 0 ? swa_cell * ratio_swa : 0.0);
+    if (full_cell <= 0 && swa_cell > 0) cell = swa_cell;
+    const int dcp = std::max(1, l.dcp);
+    if (cell > 0) {
+      auto tokens = static_cast<std::int64_t>(std::floor(rest / cell));
+      if (d.block_size > 1) tokens = tokens / d.block_size * d.block_size;
+      b.kv_tokens = tokens;
+      b.kv_pool_bytes = static_cast<double>(tokens) * cell;
+      b.free_bytes = rest - b.kv_pool_bytes;
+      b.reported_kv_tokens = tokens / dcp;  // the log prints the per-rank physical pool under DCP
+      b.max_sequences = in.context > 0 ? tokens / in.context : 0;
+      if (swa_layers > 0 && full_cell <= 0 && swa_window > 0) b.max_sequences = tokens / std::min<std::int64_t>(in.context, swa_window);
+      b.max_context_one_user = std::min<std::int64_t>(in.model->max_context, tokens);
+    } else {
+      b.kv_pool_bytes = rest;  // nothing grows per token
+      b.free_bytes = 0;
+      b.max_sequences = std::numeric_limits<std::int32_t>::max();
+      b.max_context_one_user = in.model->max_context;
+    }
+    // max_running_requests (scheduler / _resolve_max_num_reqs): the flag per DP rank, else the
+    // request-pool estimate clamp(tokens / context_len x 512, 2048, 4096); never above tokens / 2;
+    // with linear layers never above the state slots / slots per request
+    const std::int64_t phys = b.reported_kv_tokens;
+    const std::int64_t estimate =
+        std::clamp<std::int64_t>(static_cast<std::int64_t>(static_cast<double>(phys) / static_cast<double>(std::max<std::int64_t>(1, in.model->max_context)) * 512),
+                                 2048, 4096);
+    b.running_cap = s.max_num_seqs > 0 ? std::min<std::int64_t>(s.max_num_seqs / dp, phys / 2) : std::min(estimate, phys / 2);
+    b.sequence_capacity = in.context > 0 && cell > 0 ? static_cast<double>(b.kv_tokens) / static_cast<double>(in.context) : 1e9;
+    if (b.state_slots >= 0) {
+      b.running_cap = std::min(b.running_cap, b.state_slots / per_request_slots);
+      b.max_sequences = std::min(b.max_sequences, b.state_slots / per_request_slots);
+      b.sequence_capacity = std::min(b.sequence_capacity, static_cast<double>(b.state_slots) / static_cast<double>(per_request_slots));
+    }
+    b.running_cap = std::max<std::int64_t>(b.running_cap, 0);
+  }
+
+  // TpModelWorker: max_req_len = min(context_len - 1, max_total_num_tokens - 1): it starts and caps
+  bool refuses_context_beyond_pool() const override { return false; }
+
+  std::vector<std::string> parallel_args(const Model&, const Layout& l) const override {
+    std::vector<std::string> a = {"--tp-size", std::to_string(l.tp)};
+    auto add = [&](const char* f, int v) {
+      a.push_back(f);
+      a.push_back(std::to_string(v));
+    };
+    if (l.ep > 1) add("--ep-size", l.ep);
+    if (l.pp > 1) add("--pp-size", l.pp);
+    if (l.dp > 1) add("--dp-size", l.dp);
+    if (l.dp_attention) a.push_back("--enable-dp-attention");
+    if (l.dcp > 1) add("--dcp-size", l.dcp);
+    return a;
+  }
+
+  std::vector<std::string> memory_args(const EngineDefaults& d, std::int64_t context, std::int64_t max_running,
+                                       const std::string& kv_dtype) const override {
+    return {"--mem-fraction-static", fmt::format("{:.3f}", d.memory_fraction), "--context-length", std::to_string(context),
+            "--max-running-requests", std::to_string(std::max<std::int64_t>(1, max_running)), "--kv-cache-dtype", kv_dtype};
+  }
+  int default_port() const override { return 30000; }
+  std::string default_image() const override { return "lmsysorg/sglang:latest"; }
+
+  std::vector<std::string> assumptions(const Model& m) const override {
+    std::vector<std::string> a;
+    a.push_back(fmt::format("{}: memory before the weights load (CUDA context, NCCL) {:.2f} / {:.2f} / {:.2f} GiB at TP1 / 2-4 / 8+ "
+                            "(public start-up logs); activations and CUDA graphs live in the (1 - mem_fraction_static) reserve",
+                            label(), version().context_tp1_gib, version().context_tp4_gib, version().context_tp8_gib));
+    for (const auto& b : m.blocks)
+      if (b.is_linear()) {
+        a.push_back(fmt::format("linear-attention state pool: mamba_full_memory_ratio {} (state : KV) of the memory after weights, "
+                                "{} state slots per running request (radix cache on, extra_buffer)",
+                                version().mamba_full_memory_ratio, version().mamba_slots_per_request + (version().mamba_extra_buffer ? 2 : 0)));
+        break;
+      }
+    return a;
+  }
+
+ protected:
+  bool latent_proj_replicated() const override { return version().latent_moe_replicated; }
+};
+
+}  // namespace
+
+std::unique_ptr<EngineModel> make_sglang_model(const EngineVersion& v) { return std::make_unique<Sglang>(v); }
+
+}  // namespace k3plan

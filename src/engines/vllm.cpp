@@ -1,0 +1,323 @@
+// vLLM as its code does it, per version window (data/engines/vllm.yaml). Sources, read at the
+// commits the windows cite (docs/engine-sources/vllm.md has the detail):
+//  - memory: vllm/v1/worker/gpu_worker.py determine_available_memory (V1) and
+//    vllm/worker/worker.py determine_num_available_blocks (V0): the KV pool is
+//    gpu_memory_utilization x total - (weights + torch peak increase + non-torch increase).
+//  - KV pool layout: vllm/v1/core/kv_cache_utils.py get_kv_cache_config: one spec per layer,
+//    layers of one spec type grouped into KV cache groups of equal size sharing one page pool;
+//    num_blocks = available // (page_size x group_size); "GPU KV cache size" prints
+//    num_blocks // num_groups x block_size; max concurrency from the blocks one request needs in
+//    every group (get_max_concurrency_for_kv_cache_config).
+//  - mamba-style layers: vllm/model_executor/models/config.py HybridAttentionMambaModelConfig:
+//    the attention block size is raised (a multiple of the kernel alignment) until one attention
+//    page holds one state, and the state page is padded to the attention page.
+//  - defaults: vllm/config/cache.py (gpu_memory_utilization, block_size),
+//    vllm/engine/arg_utils.py get_batch_defaults (max_num_batched_tokens, max_num_seqs).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <k3plan/budget.hpp>
+#include <k3plan/units.hpp>
+
+#include "engines/engines_impl.hpp"
+
+namespace k3plan {
+
+namespace {
+
+bool fp8_block(const std::string& p) { return p == "fp8-block"; }
+
+std::int64_t cdiv(std::int64_t a, std::int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
+
+class Vllm final : public EngineModel {
+ public:
+  using EngineModel::EngineModel;
+  Engine engine() const override { return Engine::vllm; }
+  const char* display_name() const override { return "vLLM"; }
+
+  int gpus(const Layout& l) const override {
+    const long long n = 1LL * l.tp * l.pp * l.dp;
+    return n > 1000000000LL ? 1000000000 : static_cast<int>(n);
+  }
+  int attention_tp(const Layout& l) const override { return l.tp; }
+  // expert parallel spans TP x DP (vllm/model_executor/layers/fused_moe FusedMoEParallelConfig)
+  int moe_group(const Layout& l) const override { return l.tp * l.dp; }
+  int kv_instances(const Layout& l) const override { return l.dp; }
+  Layout effective_layout(const Model& m, Layout l, bool ep_given) const override {
+    if (m.moe && !ep_given && l.tp * l.dp > 1 && l.ep == 1) return l;  // experts TP-sharded (no --enable-expert-parallel)
+    if (m.moe && l.ep > 1) l.ep = l.tp * l.dp;
+    return l;
+  }
+
+  std::vector<Refusal> refusals(const Model& m, const Gpu& gpu, const Layout& l) const override {
+    auto r = common_refusals(m, gpu, l, gpus(l));
+    if (!r.empty() && (r.front().rule == "layout/degree")) return r;
+    const int heads = m.attention_heads();
+    if (l.dp_attention)
+      r.push_back({"engine/dp-attention", "parallel.dp_attention",
+                   "vLLM has no --enable-dp-attention flag (attention is data-parallel across --data-parallel-size ranks)"});
+    if (heads % l.tp != 0)
+      r.push_back({"engine/tp-heads", "parallel.tp",
+                   fmt::format("Total number of attention heads ({}) must be divisible by tensor parallel size ({}).", heads, l.tp)});
+    if (m.moe && l.ep > 1 && l.ep != l.tp * l.dp)
+      r.push_back({"engine/ep-derived", "parallel.ep",
+                   fmt::format("vLLM derives EP_SIZE = TP_SIZE x DP_SIZE = {}; an expert-parallel degree of {} cannot be set", l.tp * l.dp,
+                               l.ep)});
+    const bool moe_fp8_block = m.moe && fp8_block(m.precision_of(ParamGroup::routed_experts));
+    if (moe_fp8_block && l.ep == 1) {
+      const int moe_tp = l.tp * l.dp;
+      const auto inter = m.moe->expert_intermediate_size;
+      if (inter % moe_tp != 0 || (inter / moe_tp) % 128 != 0)
+        r.push_back({"engine/fp8-block", "parallel.tp",
+                     fmt::format("The output_size of gate's and up's weight = {} is not divisible by weight quantization block_n = 128.",
+                                 inter / std::max(1, moe_tp))});
+    }
+    if (fp8_block(m.precision_of(ParamGroup::dense_mlp)) && m.dense_intermediate_size > 0) {
+      const auto inter = m.dense_intermediate_size;
+      if (inter % l.tp != 0 || (inter / l.tp) % 128 != 0)
+        r.push_back({"engine/fp8-block", "parallel.tp",
+                     fmt::format("The output_size of gate's and up's weight = {} is not divisible by weight quantization block_n = 128.",
+                                 inter / l.tp)});
+    }
+    return r;
+  }
+
+  std::vector<Layout> layout_candidates(const Model& m, int n) const override {
+    std::vector<Layout> out;
+    int top = 1;
+    while (top * 2 <= n) top *= 2;
+    for (int tp = top; tp >= 1; tp /= 2) {
+      if (n % tp != 0) continue;
+      Layout l;
+      l.tp = tp;
+      l.pp = n / tp;
+      if (m.moe) l.ep = tp;  // --enable-expert-parallel: EP = TP x DP
+      out.push_back(l);
+      out.push_back(with_dcp(m, l));
+      if (m.moe && n / tp > 1) {
+        Layout d = l;
+        d.pp = 1;
+        d.dp = n / tp;
+        d.ep = tp * d.dp;
+        out.push_back(d);
+      }
+      if (tp <= 1) break;
+    }
+    return out;
+  }
+
+  // vllm/engine/arg_utils.py get_batch_defaults: GPUs with at least 70 GiB get 8192 batched
+  // tokens and 1024 sequences for the OpenAI server, smaller ones 2048 / 256.
+  EngineDefaults defaults(const Model& m, const Gpu& gpu, const Layout&, const EngineSettings& s, std::int64_t) const override {
+    EngineDefaults d;
+    const bool big = gpu.reported_bytes() >= 70 * kGiB;
+    d.memory_fraction = s.gpu_memory_utilization > 0 ? s.gpu_memory_utilization : version().gpu_memory_utilization;
+    d.max_num_batched_tokens = s.max_num_batched_tokens > 0 ? s.max_num_batched_tokens : (big ? 8192 : 2048);
+    d.max_num_seqs = s.max_num_seqs > 0 ? s.max_num_seqs : (big ? 1024 : 256);
+    d.cuda_graph_max_bs = s.cuda_graph_max_bs > 0 ? s.cuda_graph_max_bs : 512;
+    d.block_size = s.block_size > 0 ? s.block_size : 16;
+    (void)m;
+    return d;
+  }
+
+  void fill_stage(const StageInput& in, const EngineDefaults& d, RankBudget& b) const override {
+    const Model& m = *in.model;
+    const auto& v = version();
+    const double cap = b.capacity_bytes;
+    b.reserved_bytes = (1 - d.memory_fraction) * cap;
+    b.activation_bytes = activation_bytes(m, d, in.context, in.stage == in.stages - 1);
+    // non-torch memory: custom all-reduce and NCCL buffers exist with TP > 1; a pipeline rank of
+    // TP 1 only has its send/recv buffers
+    const double non_torch_gib = in.layout->tp > 1 ? v.non_torch_tp_gib : in.layout->pp > 1 ? v.non_torch_pp_gib : v.non_torch_tp1_gib;
+    b.overhead_bytes = non_torch_gib * kGiB;
+    const double pool = d.memory_fraction * cap - b.weights_bytes - b.activation_bytes - b.overhead_bytes;
+    b.block_size = d.block_size;
+    const auto specs = layer_specs(in.kv);
+    bool mamba = false, several = specs.size() > 1;
+    for (const auto& s : specs) mamba = mamba || s.kind == LayerSpec::Kind::mamba;
+    if (pool <= 0) {
+      b.kv_pool_bytes = 0;
+      b.free_bytes = pool;
+      return;
+    }
+    if (!v.hybrid_kv_groups || !several) {
+      uniform_pool(in, d, specs, pool, b);
+      return;
+    }
+    grouped_pool(in, d, specs, pool, mamba, b);
+  }
+
+  std::int64_t reported_kv_tokens(const RankBudget& b) const override { return b.reported_kv_tokens; }
+  // vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory
+  bool refuses_context_beyond_pool() const override { return true; }
+
+  std::vector<std::string> parallel_args(const Model& m, const Layout& l) const override {
+    std::vector<std::string> a = {"--tensor-parallel-size", std::to_string(l.tp), "--pipeline-parallel-size", std::to_string(l.pp),
+                                  "--data-parallel-size",   std::to_string(l.dp)};
+    if (m.moe && l.ep > 1) a.push_back("--enable-expert-parallel");
+    if (l.dcp > 1) {
+      a.push_back("--decode-context-parallel-size");
+      a.push_back(std::to_string(l.dcp));
+    }
+    return a;
+  }
+
+  std::vector<std::string> memory_args(const EngineDefaults& d, std::int64_t context, std::int64_t max_running,
+                                       const std::string& kv_dtype) const override {
+    return {"--gpu-memory-utilization", fmt::format("{:.2f}", d.memory_fraction), "--max-model-len", std::to_string(context),
+            "--max-num-seqs", std::to_string(std::max<std::int64_t>(1, max_running)), "--kv-cache-dtype", kv_dtype};
+  }
+  int default_port() const override { return 8000; }
+  std::string default_image() const override { return "vllm/vllm-openai:latest"; }
+
+  std::vector<std::string> assumptions(const Model& m) const override {
+    std::vector<std::string> a;
+    a.push_back(fmt::format("{}: torch activation peak fitted on three H100 vLLM 0.19 logs (Llama-3.1-8B, Qwen2.5-7B, Qwen3-14B); "
+                            "non-torch {:.2f} GiB at world size 1, {:.2f} GiB above",
+                            label(), version().non_torch_tp1_gib, version().non_torch_tp_gib));
+    bool hybrid = false;
+    for (const auto& b : m.blocks) hybrid = hybrid || b.is_linear() || b.sliding_window > 0;
+    if (hybrid && version().hybrid_kv_groups)
+      a.push_back("hybrid KV cache manager: layers grouped by kind into equal groups sharing one page pool (kv_cache_utils.py)");
+    return a;
+  }
+
+ protected:
+  bool rope_cache_in_weights() const override { return version().rope_cache_full; }
+
+ private:
+  static Layout with_dcp(const Model& m, Layout l) {
+    bool mla = false;
+    for (const auto& b : m.blocks) mla = mla || b.kind == AttnKind::mla;
+    if (mla && l.tp >= 2) l.dcp = l.tp;
+    return l;
+  }
+
+  // Torch activation peak of the profile run. V1: fitted on three H100 vLLM 0.19 logs (in-sample:
+  // Llama-3.1-8B 1.89 GiB, Qwen2.5-7B 2.21 GiB, Qwen3-14B 2.23 GiB at 8192 batched tokens and 1024
+  // sequences): the sampler's fp32 logits and their copies dominate (about 15 B per sequence per
+  // vocab entry), plus the hidden states of the batched tokens. V0 without chunked prefill runs
+  // the profile at max(max_model_len, max_num_batched_tokens) tokens.
+  // Only the last pipeline stage runs the sampler.
+  double activation_bytes(const Model& m, const EngineDefaults& d, std::int64_t context, bool last_stage) const {
+    std::int64_t tokens = d.max_num_batched_tokens;
+    if (version().profile == "v0" && context > tokens && context <= 32768) tokens = context;
+    const double s = static_cast<double>(std::min(d.max_num_seqs, tokens));
+    return (last_stage ? 15.0 * s * static_cast<double>(m.vocab_size) : 0.0) +
+           2.0 * static_cast<double>(tokens) * static_cast<double>(m.hidden_size);
+  }
+
+  // One spec type (or a version without the hybrid manager: every attention layer counted as
+  // full attention, vllm/v1/core/kv_cache_utils.py unify_hybrid_kv_cache_specs).
+  void uniform_pool(const StageInput& in, const EngineDefaults& d, const std::vector<LayerSpec>& specs, double pool, RankBudget& b) const {
+    double per_token = 0, state = 0;
+    for (const auto& s : specs) {
+      if (s.kind == LayerSpec::Kind::mamba)
+        state += s.state_bytes_per_layer * s.layers;
+      else
+        per_token += s.bytes_per_token_per_layer * s.layers;
+    }
+    // V0 / pre-hybrid: the state cache holds max_num_seqs sequences, allocated beside the KV pool
+    b.state_pool_bytes = std::min(pool, state * static_cast<double>(d.max_num_seqs));
+    const double kv = pool - b.state_pool_bytes;
+    const std::int64_t block = std::max(1, d.block_size);
+    if (per_token > 0) {
+      const auto blocks = static_cast<std::int64_t>(std::floor(kv / (per_token * static_cast<double>(block))));
+      b.kv_tokens = blocks * block;
+      b.kv_pool_bytes = static_cast<double>(b.kv_tokens) * per_token;
+      b.free_bytes = kv - b.kv_pool_bytes;
+      b.reported_kv_tokens = b.kv_tokens;
+      b.kv_groups = 1;
+      const std::int64_t need = cdiv(in.context, block);
+      b.max_sequences = need > 0 ? blocks / need : 0;
+      b.sequence_capacity = need > 0 ? static_cast<double>(blocks) / static_cast<double>(need) : 0;
+      b.max_context_one_user = std::min<std::int64_t>(in.model->max_context, b.kv_tokens);
+      if (state > 0) b.max_sequences = std::min<std::int64_t>(b.max_sequences, d.max_num_seqs);
+    } else {
+      b.kv_pool_bytes = kv;
+      b.max_sequences = state > 0 ? d.max_num_seqs : 0;
+      b.max_context_one_user = in.model->max_context;
+    }
+  }
+
+  void grouped_pool(const StageInput& in, const EngineDefaults& d, const std::vector<LayerSpec>& specs, double pool, bool mamba,
+                    RankBudget& b) const {
+    const auto& v = version();
+    // attention page of one token and one layer (the largest attention spec)
+    double attn_1 = 0, state_page = 0;
+    for (const auto& s : specs) {
+      if (s.kind == LayerSpec::Kind::mamba)
+        state_page = std::max(state_page, s.state_bytes_per_layer);
+      else
+        attn_1 = std::max(attn_1, s.bytes_per_token_per_layer);
+    }
+    std::int64_t block = std::max(1, d.block_size);
+    if (mamba && attn_1 > 0) {
+      // HybridAttentionMambaModelConfig.verify_and_update_config: raise the attention block to a
+      // multiple of the kernel alignment so that one attention page holds one state
+      const std::int64_t align = v.kernel_block_alignment;
+      const auto need = static_cast<std::int64_t>(std::ceil(state_page / (static_cast<double>(align) * attn_1) - 1e-12));
+      const std::int64_t attn_block = align * std::max<std::int64_t>(1, need);
+      if (d.block_size <= 0 || block < attn_block) block = attn_block;
+    }
+    const double page = attn_1 > 0 ? attn_1 * static_cast<double>(block) : state_page;
+    // groups of equal size: the smallest spec's layer count, or the largest when the largest is
+    // within 1.25x of the smallest (fewer padding layers)
+    int min_layers = specs.front().layers, max_layers = specs.front().layers;
+    for (const auto& s : specs) {
+      min_layers = std::min(min_layers, s.layers);
+      max_layers = std::max(max_layers, s.layers);
+    }
+    const int group_size = max_layers < min_layers * 1.25 ? max_layers : min_layers;
+    std::int64_t groups = 0;
+    for (const auto& s : specs) groups += cdiv(s.layers, group_size);
+    const auto num_blocks = static_cast<std::int64_t>(std::floor(pool / (page * group_size)));
+    b.block_size = static_cast<int>(block);
+    b.kv_groups = static_cast<int>(groups);
+    b.kv_pool_bytes = static_cast<double>(num_blocks) * page * group_size;
+    b.free_bytes = pool - b.kv_pool_bytes;
+    // tokens: every group's blocks come from the one pool; what the log prints
+    b.kv_tokens = groups > 0 ? num_blocks / groups * block : 0;
+    b.reported_kv_tokens = v.kv_tokens_report == "blocks" ? num_blocks * block : b.kv_tokens;
+    // blocks one request of `context` tokens needs across the groups
+    auto per_request = [&](std::int64_t ctx) {
+      std::int64_t need = 0;
+      for (const auto& s : specs) {
+        const std::int64_t n = cdiv(s.layers, group_size);
+        switch (s.kind) {
+          case LayerSpec::Kind::full:
+            need += n * cdiv(ctx, block);
+            break;
+          case LayerSpec::Kind::sliding:
+          case LayerSpec::Kind::chunked:
+            need += n * (cdiv(std::min<std::int64_t>(s.window - 1 + d.max_num_batched_tokens, ctx), block) + 1);
+            break;
+          case LayerSpec::Kind::mamba:
+            need += n;
+            break;
+        }
+      }
+      return need;
+    };
+    const std::int64_t need = per_request(in.context);
+    b.max_sequences = need > 0 ? num_blocks / need : 0;
+    b.sequence_capacity = need > 0 ? static_cast<double>(num_blocks) / static_cast<double>(need) : 0;
+    if (mamba) b.max_sequences = std::min<std::int64_t>(b.max_sequences, d.max_num_seqs);
+    std::int64_t lo = 0, hi = in.model->max_context;
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo + 1) / 2;
+      if (per_request(mid) <= num_blocks)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    b.max_context_one_user = lo;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<EngineModel> make_vllm_model(const EngineVersion& v) { return std::make_unique<Vllm>(v); }
+
+}  // namespace k3plan
