@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PKGS := cmake g++ make libcli11-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev catch2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps configure build run test sanitize format-check clean
+.PHONY: deps configure build run test sanitize format-check clean validation-table
 
 deps:
 	@missing=""; for p in $(PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -35,3 +35,8 @@ format-check: configure
 
 clean:
 	rm -rf $(BUILD) build-asan
+
+# the published engine-accuracy table on the public start-up logs (written by the test of record)
+validation-table: build
+	cd $(BUILD) && ctest -R "start-up log|out-of-sample logs|in-sample logs" --output-on-failure
+	cp $(BUILD)/engine-validation-logs.md docs/engine-validation-logs.md

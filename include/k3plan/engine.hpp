@@ -38,8 +38,11 @@ struct EngineVersion {
   double gpu_memory_utilization = 0.9;  // CacheConfig default
   std::string profile = "v1";           // v0: peak includes weights, profile batch = max_model_len; v1: snapshot increase
   bool cudagraph_in_profile = false;    // CUDA-graph memory estimated and subtracted before the KV pool
-  std::string kv_tokens_report = "per_group";  // what "GPU KV cache size" prints: blocks | per_group
+  std::string kv_tokens_report = "per_group";  // what "GPU KV cache size" prints: blocks | per_group | concurrency
   int kernel_block_alignment = 16;      // hybrid page-size unification rounds the attention block to this
+  int mla_hybrid_alignment = 16;        // the same for MLA hybrids (Kimi Linear, K3): 64 in 0.12-0.19
+  double group_size_factor = 0;         // hybrid groups: the largest bucket is the group size when max < factor x min (0 = never)
+  double cudagraph_estimate_gib = 0;    // subtracted from the pool when cudagraph_in_profile (assumed figure)
   bool hybrid_kv_groups = true;         // hybrid KV cache manager (layers grouped, one shared page pool)
   double non_torch_tp1_gib = 0.25;      // NCCL / custom all-reduce buffers, world size 1
   double non_torch_tp_gib = 2.1;        // TP > 1
@@ -55,6 +58,7 @@ struct EngineVersion {
   int mamba_slots_per_request = 3;             // radix cache on: state slots one running request holds (base)
   bool mamba_extra_buffer = true;              // 0.5.8+: auto strategy = extra_buffer (+2 slots with the overlap scheduler)
   bool latent_moe_replicated = true;           // LatentMoE up/down projections are ReplicatedLinear (bf16)
+  bool dsa_fp8_656 = true;                     // 0.5.9+: fp8 DSA cell is 656 B/layer on CUDA (576 before, and on HIP)
   bool vlm_mem_fraction_adjust = true;         // adjust_mem_fraction_for_vlm
   // memory used before the weights load (CUDA context, NCCL, custom all-reduce), GiB, by TP size
   double context_tp1_gib = 1.0;

@@ -183,6 +183,8 @@ const std::vector<PrecisionFormat>& precision_formats() {
       {"nvfp4", 4.5, "E2M1 + E4M3 scale per 16 + fp32 per tensor"},
       {"int4", 4, "pure 4 bits, no scales"},
       {"int4-g128", 4 + 16.0 / 128, "4 bits + fp16 scale per 128 (AWQ/GPTQ symmetric)"},
+      {"int4-g64", 4 + 16.0 / 64, "4 bits + 16-bit scale per 64"},
+      {"int4-g32", 4 + 16.0 / 32, "4 bits + 16-bit scale per 32 (compressed-tensors pack-quantized, Kimi K2 Thinking / K2.5)"},
       {"int2", 2, "pure 2 bits, no scales"},
   };
   return f;

@@ -76,15 +76,17 @@ void apply_quantization(Model& m, const json& q, const std::string& origin) {
   } else if (method == "compressed-tensors") {
     std::string f = "int4-g128";
     std::string fmt_name = q.value("format", std::string());
-    int bits = 0;
+    int bits = 0, group = 128;
     std::string type;
     if (q.contains("config_groups") && q["config_groups"].is_object()) {
       for (const auto& [name, g] : q["config_groups"].items()) {
         if (!g.is_object()) continue;
         if (g.contains("format") && g["format"].is_string()) fmt_name = g["format"].get<std::string>();
         if (g.contains("weights") && g["weights"].is_object()) {
-          bits = g["weights"].value("num_bits", 0);
-          type = g["weights"].value("type", std::string());
+          const auto& w = g["weights"];
+          if (w.contains("num_bits") && w["num_bits"].is_number_integer()) bits = w["num_bits"].get<int>();
+          if (w.contains("type") && w["type"].is_string()) type = w["type"].get<std::string>();
+          if (w.contains("group_size") && w["group_size"].is_number_integer()) group = w["group_size"].get<int>();
         }
       }
     }
@@ -97,7 +99,7 @@ void apply_quantization(Model& m, const json& q, const std::string& origin) {
     else if (bits == 8)
       f = "int8";
     else if (bits == 4)
-      f = "int4-g128";
+      f = group == 32 ? "int4-g32" : group == 64 ? "int4-g64" : "int4-g128";  // 16-bit scale per group
     quantize_linear(f);
     if (f == "mxfp4" || f == "nvfp4") {
       add_assumption(m.assumptions,

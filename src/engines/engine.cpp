@@ -64,9 +64,9 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
   const std::string ctx = fmt::format("versions[{}]", i);
   r.check_keys(n,
                {"id", "first", "last", "source", "date", "gpu_memory_utilization", "profile", "cudagraph_in_profile", "kv_tokens_report",
-                "kernel_block_alignment", "hybrid_kv_groups", "non_torch_tp1_gib", "non_torch_tp_gib", "non_torch_pp_gib", "rope_cache_full",
+                "kernel_block_alignment", "mla_hybrid_alignment", "group_size_factor", "cudagraph_estimate_gib", "hybrid_kv_groups", "non_torch_tp1_gib", "non_torch_tp_gib", "non_torch_pp_gib", "rope_cache_full",
                 "mem_fraction_rule", "prefill_graph_reserve", "mamba_full_memory_ratio", "mamba_no_radix_default_slots",
-                "mamba_padding_slot", "mamba_slots_per_request", "mamba_extra_buffer", "latent_moe_replicated",
+                "mamba_padding_slot", "mamba_slots_per_request", "mamba_extra_buffer", "latent_moe_replicated", "dsa_fp8_656",
                 "vlm_mem_fraction_adjust", "context_tp1_gib", "context_tp4_gib", "context_tp8_gib", "context_rocm_tp1_gib",
                 "context_rocm_tp8_gib", "notes"},
                ctx);
@@ -82,8 +82,11 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
   if (v.profile != "v0" && v.profile != "v1") r.fail(n["profile"], ctx + ".profile", "expected v0 or v1");
   v.cudagraph_in_profile = r.boolean(n, "cudagraph_in_profile", ctx, v.cudagraph_in_profile);
   v.kv_tokens_report = r.str(n, "kv_tokens_report", ctx, false, v.kv_tokens_report);
-  if (v.kv_tokens_report != "blocks" && v.kv_tokens_report != "per_group")
-    r.fail(n["kv_tokens_report"], ctx + ".kv_tokens_report", "expected blocks or per_group");
+  if (v.kv_tokens_report != "blocks" && v.kv_tokens_report != "per_group" && v.kv_tokens_report != "concurrency")
+    r.fail(n["kv_tokens_report"], ctx + ".kv_tokens_report", "expected blocks, per_group or concurrency");
+  v.mla_hybrid_alignment = static_cast<int>(r.integer(n, "mla_hybrid_alignment", ctx, false, v.mla_hybrid_alignment, 1, 4096));
+  v.group_size_factor = r.number(n, "group_size_factor", ctx, false, v.group_size_factor, 0, 100);
+  v.cudagraph_estimate_gib = r.number(n, "cudagraph_estimate_gib", ctx, false, v.cudagraph_estimate_gib, 0, 64);
   v.kernel_block_alignment = static_cast<int>(r.integer(n, "kernel_block_alignment", ctx, false, v.kernel_block_alignment, 1, 4096));
   v.hybrid_kv_groups = r.boolean(n, "hybrid_kv_groups", ctx, v.hybrid_kv_groups);
   v.non_torch_tp1_gib = r.number(n, "non_torch_tp1_gib", ctx, false, v.non_torch_tp1_gib, 0, 64);
@@ -102,6 +105,7 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
   v.mamba_slots_per_request = static_cast<int>(r.integer(n, "mamba_slots_per_request", ctx, false, v.mamba_slots_per_request, 1, 64));
   v.mamba_extra_buffer = r.boolean(n, "mamba_extra_buffer", ctx, v.mamba_extra_buffer);
   v.latent_moe_replicated = r.boolean(n, "latent_moe_replicated", ctx, v.latent_moe_replicated);
+  v.dsa_fp8_656 = r.boolean(n, "dsa_fp8_656", ctx, v.dsa_fp8_656);
   v.vlm_mem_fraction_adjust = r.boolean(n, "vlm_mem_fraction_adjust", ctx, v.vlm_mem_fraction_adjust);
   v.context_tp1_gib = r.number(n, "context_tp1_gib", ctx, false, v.context_tp1_gib, 0, 64);
   v.context_tp4_gib = r.number(n, "context_tp4_gib", ctx, false, v.context_tp4_gib, 0, 64);

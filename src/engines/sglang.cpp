@@ -245,6 +245,22 @@ class Sglang final : public EngineModel {
         full_cell += x.bytes_per_token_per_layer * x.layers;
       }
     }
+    // DeepSeek sparse attention (DSA/NSA) layers: the profile's cell is the plain 576-wide latent
+    // (bf16 for "auto", 1 byte for fp8) plus the fp8 indexer; the 656-byte fp8 layout
+    // (calculate_mla_kv_cache_dim) counts from 0.5.9 on CUDA only (HIP keeps 576)
+    for (const auto& lk : in.kv.layers) {
+      const AttentionBlock* blk = nullptr;
+      for (const auto& mb : in.model->blocks)
+        if (mb.name == lk.block) blk = &mb;
+      if (!blk || blk->kind != AttnKind::mla || blk->indexer_heads <= 0) continue;
+      const std::string& kvd = s.kv_dtype;
+      const bool fp8 = kvd.find("fp8") != std::string::npos;
+      const double dim = blk->kv_lora_rank + blk->qk_rope_head_dim;
+      const double latent = fp8 ? ((v.dsa_fp8_656 && !on_rocm(*in.gpu)) ? blk->kv_lora_rank + blk->kv_lora_rank / 128.0 * 4 + blk->qk_rope_head_dim * 2.0 : dim)
+                                : dim * 2.0;
+      const double indexer = blk->indexer_head_dim + blk->indexer_head_dim / 128.0 * 4;
+      full_cell += (latent + indexer) * lk.count - lk.bytes_per_token;
+    }
     const int dp = l.dp_attention ? std::max(1, l.dp) : 1;
     // handle_max_mamba_cache: the state pool first
     b.state_slots = -1;

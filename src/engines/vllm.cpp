@@ -131,6 +131,9 @@ class Vllm final : public EngineModel {
     // TP 1 only has its send/recv buffers
     const double non_torch_gib = in.layout->tp > 1 ? v.non_torch_tp_gib : in.layout->pp > 1 ? v.non_torch_pp_gib : v.non_torch_tp1_gib;
     b.overhead_bytes = non_torch_gib * kGiB;
+    // 0.20 on: the CUDA-graph memory estimate is subtracted too (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1)
+    const double cudagraph = v.cudagraph_in_profile ? v.cudagraph_estimate_gib * kGiB : 0.0;
+    b.activation_bytes += cudagraph;
     const double pool = d.memory_fraction * cap - b.weights_bytes - b.activation_bytes - b.overhead_bytes;
     b.block_size = d.block_size;
     const auto specs = layer_specs(in.kv);
@@ -230,6 +233,9 @@ class Vllm final : public EngineModel {
       b.reported_kv_tokens = b.kv_tokens;
       b.kv_groups = 1;
       const std::int64_t need = cdiv(in.context, block);
+      if (version().kv_tokens_report == "concurrency" && need > 0)
+        b.reported_kv_tokens =
+            static_cast<std::int64_t>(static_cast<double>(blocks) / static_cast<double>(need) * static_cast<double>(in.context));
       b.max_sequences = need > 0 ? blocks / need : 0;
       b.sequence_capacity = need > 0 ? static_cast<double>(blocks) / static_cast<double>(need) : 0;
       b.max_context_one_user = std::min<std::int64_t>(in.model->max_context, b.kv_tokens);
@@ -256,7 +262,9 @@ class Vllm final : public EngineModel {
     if (mamba && attn_1 > 0) {
       // HybridAttentionMambaModelConfig.verify_and_update_config: raise the attention block to a
       // multiple of the kernel alignment so that one attention page holds one state
-      const std::int64_t align = v.kernel_block_alignment;
+      bool mla = false;
+      for (const auto& blk : in.model->blocks) mla = mla || blk.kind == AttnKind::mla;
+      const std::int64_t align = mla ? v.mla_hybrid_alignment : v.kernel_block_alignment;
       const auto need = static_cast<std::int64_t>(std::ceil(state_page / (static_cast<double>(align) * attn_1) - 1e-12));
       const std::int64_t attn_block = align * std::max<std::int64_t>(1, need);
       if (d.block_size <= 0 || block < attn_block) block = attn_block;
@@ -269,7 +277,7 @@ class Vllm final : public EngineModel {
       min_layers = std::min(min_layers, s.layers);
       max_layers = std::max(max_layers, s.layers);
     }
-    const int group_size = max_layers < min_layers * 1.25 ? max_layers : min_layers;
+    const int group_size = v.group_size_factor > 0 && max_layers < min_layers * v.group_size_factor ? max_layers : min_layers;
     std::int64_t groups = 0;
     for (const auto& s : specs) groups += cdiv(s.layers, group_size);
     const auto num_blocks = static_cast<std::int64_t>(std::floor(pool / (page * group_size)));
@@ -301,6 +309,9 @@ class Vllm final : public EngineModel {
       return need;
     };
     const std::int64_t need = per_request(in.context);
+    // 0.21 on: "GPU KV cache size" prints int(max_concurrency x max_model_len)
+    if (v.kv_tokens_report == "concurrency" && need > 0)
+      b.reported_kv_tokens = static_cast<std::int64_t>(static_cast<double>(num_blocks) / static_cast<double>(need) * static_cast<double>(in.context));
     b.max_sequences = need > 0 ? num_blocks / need : 0;
     b.sequence_capacity = need > 0 ? static_cast<double>(num_blocks) / static_cast<double>(need) : 0;
     if (mamba) b.max_sequences = std::min<std::int64_t>(b.max_sequences, d.max_num_seqs);

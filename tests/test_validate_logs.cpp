@@ -1,0 +1,198 @@
+// The public start-up log corpus (tests/data/logs/{vllm,sglang}/*.log) read through
+// `k3plan validate --log` exactly as a user runs it after a first start-up: -m with the model's
+// config.json, -g where the GPU is a catalogue one, --engine-version where the log's header says
+// which release ran. The header lines (`# key: value`) are the hints a user would know; the binary
+// reads only the log lines.
+//
+// Cases whose header carries `# in_sample:` set a constant of the engine models; they are reported
+// apart and never count as validation. The table is written to
+// ${build}/engine-validation-logs.md; `make validation-table` copies it to docs/.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "support.hpp"
+
+using namespace k3plan_test;
+using json = nlohmann::json;
+
+namespace {
+
+struct LogCase {
+  std::string engine, file, path;
+  std::map<std::string, std::string> header;
+  bool in_sample = false;
+  bool ran = false;
+  std::string not_run;  // why it could not run
+  double error_pct = 0;
+  json out;
+};
+
+std::map<std::string, std::string> read_header(const fs::path& p) {
+  std::map<std::string, std::string> h;
+  std::istringstream in(slurp(p));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("# ", 0) != 0) break;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(2, colon - 2);
+    std::string value = line.substr(colon + 1);
+    const auto comment = value.find("  #");
+    if (comment != std::string::npos) value = value.substr(0, comment);
+    while (!value.empty() && value.front() == ' ') value.erase(value.begin());
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\r')) value.pop_back();
+    h.emplace(key, value);
+  }
+  return h;
+}
+
+std::string first_word(const std::string& s) { return s.substr(0, s.find(' ')); }
+
+std::string lower(std::string s) {
+  for (auto& c : s)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return s;
+}
+
+std::vector<LogCase> run_corpus() {
+  std::vector<LogCase> out;
+  for (const char* engine : {"vllm", "sglang"}) {
+    const fs::path dir = fs::path(K3PLAN_TEST_DATA) / "logs" / engine;
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".log") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& p : files) {
+      LogCase c;
+      c.engine = engine;
+      c.file = p.filename().string();
+      c.path = p.string();
+      c.header = read_header(p);
+      c.in_sample = c.header.count("in_sample") > 0;
+      std::vector<std::string> args = {"validate", "--log", c.path, "--format", "json"};
+      const std::string cfg = first_word(c.header["config"]);
+      if (cfg.empty() || cfg == "missing") {
+        c.not_run = "no config.json for the model";
+        out.push_back(c);
+        continue;
+      }
+      const fs::path cfg_path = fs::path(K3PLAN_TEST_DATA) / cfg;
+      if (!fs::exists(cfg_path)) {
+        c.not_run = "config.json not stored";
+        out.push_back(c);
+        continue;
+      }
+      args.insert(args.end(), {"-m", cfg_path.string()});
+      const std::string gpu = lower(first_word(c.header["gpu"]));
+      if (!gpu.empty() && gpu != "unknown:" && gpu != "unknown") args.insert(args.end(), {"-g", gpu});
+      const std::string version = first_word(c.header["engine_version"]);
+      if (!version.empty() && version != "unknown:" && version != "unknown") args.insert(args.end(), {"--engine-version", version});
+      const Run r = run(args);
+      if (r.code != 0) {
+        c.not_run = r.err.substr(0, r.err.find('\n'));
+        out.push_back(c);
+        continue;
+      }
+      c.out = json::parse(r.out);
+      c.ran = true;
+      c.error_pct = c.out.at("kv_cache_tokens_error_pct").get<double>();
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+const std::vector<LogCase>& corpus() {
+  static const std::vector<LogCase> c = run_corpus();
+  return c;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+std::string md_escape(std::string s) {
+  std::string o;
+  for (char ch : s) o += ch == '|' ? std::string("\\|") : std::string(1, ch);
+  return o;
+}
+
+std::string fmt_row(const std::string& name, const std::vector<double>& v,
+                    const std::function<long(const std::vector<double>&, double)>& within) {
+  std::ostringstream s;
+  s << "| " << name << " | " << v.size() << " | " << std::round(median(v) * 100) / 100 << "% | " << within(v, 1) << " | " << within(v, 3)
+    << " | " << within(v, 10) << " |\n";
+  return s.str();
+}
+
+void write_table(const std::vector<LogCase>& cs) {
+  std::ostringstream md;
+  std::vector<double> oos, ins;
+  for (const auto& c : cs)
+    if (c.ran) (c.in_sample ? ins : oos).push_back(std::abs(c.error_pct));
+  auto within = [](const std::vector<double>& v, double t) { return std::count_if(v.begin(), v.end(), [t](double x) { return x <= t; }); };
+  md << "# Engine accuracy on public start-up logs (`k3plan validate --log`)\n\n"
+     << "Generated by `tests/test_validate_logs.cpp` from `tests/data/logs/` (each log's source is in its header); update with "
+        "`make validation-table`. Error = (predicted - logged) / logged KV tokens, as the engine printed them.\n\n"
+     << "| set | logs run | median abs error | within 1% | within 3% | within 10% |\n|---|---|---|---|---|---|\n";
+  md << fmt_row("out of sample", oos, within) << fmt_row("in sample (set a constant)", ins, within) << "\n";
+  md << "| engine | log | kind | GPU | version window | logged | predicted | error | largest term | in sample |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& c : cs) {
+    if (!c.ran) continue;
+    md << "| " << c.engine << " | " << c.file << " | " << md_escape(c.header.count("kind") ? c.header.at("kind") : "") << " | "
+       << c.out.at("gpu").get<std::string>() << " | " << c.out.at("engine_version").get<std::string>() << " | "
+       << c.out.at("logged").at("kv_cache_tokens").get<long long>() << " | " << c.out.at("predicted").at("kv_cache_tokens").get<long long>()
+       << " | " << (c.error_pct >= 0 ? "+" : "") << std::round(c.error_pct * 100) / 100 << "% | " << c.out.at("explained_by").get<std::string>()
+       << " | " << (c.in_sample ? md_escape(c.header.at("in_sample")) : "") << " |\n";
+  }
+  md << "\nLogs not run (the input a user would need is missing):\n\n| engine | log | why |\n|---|---|---|\n";
+  for (const auto& c : cs)
+    if (!c.ran) md << "| " << c.engine << " | " << c.file << " | " << md_escape(c.not_run) << " |\n";
+  std::ofstream(fs::path(K3PLAN_BUILD_DIR) / "engine-validation-logs.md") << md.str();
+}
+
+}  // namespace
+
+TEST_CASE("every public start-up log with its model's config runs through validate --log and names its version and terms",
+          "[validate][logs]") {
+  const auto& cs = corpus();
+  write_table(cs);
+  int ran = 0;
+  for (const auto& c : cs) {
+    if (!c.ran) continue;
+    ++ran;
+    INFO(c.file);
+    CHECK(c.out.at("engine") == c.engine);
+    CHECK_FALSE(c.out.at("engine_version").get<std::string>().empty());
+    CHECK(c.out.at("terms").is_array());
+    CHECK(c.out.at("logged").at("kv_cache_tokens").get<long long>() > 0);
+    // a figure the log does not print is absent, never zero
+    for (const auto& [k, v] : c.out.at("logged").items())
+      if (v.is_number()) CHECK(v.get<double>() != 0);
+  }
+  CHECK(cs.size() >= 60);
+  CHECK(ran >= 18);
+}
+
+TEST_CASE("out-of-sample logs: the median KV-token error stays within 3 percent (regression guard, not the target)", "[validate][logs]") {
+  std::vector<double> oos;
+  for (const auto& c : corpus())
+    if (c.ran && !c.in_sample) oos.push_back(std::abs(c.error_pct));
+  REQUIRE(oos.size() >= 12);
+  CHECK(median(oos) <= 3.0);
+}
+
+TEST_CASE("in-sample logs reproduce the figures they set within 1 percent", "[validate][logs]") {
+  for (const auto& c : corpus()) {
+    if (!c.ran || !c.in_sample) continue;
+    INFO(c.file << " " << c.error_pct << "%");
+    CHECK(std::abs(c.error_pct) <= 1.0);
+  }
+}
