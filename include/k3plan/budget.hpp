@@ -44,6 +44,7 @@ struct EngineSettings {
   double mamba_full_memory_ratio = 0;  // 0 = the version's default
   std::int64_t max_mamba_cache_size = 0;
   bool disable_radix_cache = false;
+  std::string mamba_radix_cache_strategy;  // auto (empty) | no_buffer | extra_buffer | extra_buffer_lazy
   int speculative_draft_tokens = 0;
   const EngineModel& model() const { return engine_model(engine, engine_version); }
 };
@@ -109,6 +110,7 @@ struct FitResult {
   std::vector<std::string> warnings;
   std::vector<std::string> assumptions;
   std::string engine_label;  // "SGLang 0.5 (0.5.0-0.5.x)": the version window assumed
+  AccuracyBand accuracy;     // how close this engine window and model kind came on out-of-sample logs
   std::string sglang_flags, vllm_flags;
 };
 

@@ -58,6 +58,11 @@ struct FitOptions {
   std::optional<std::int64_t> max_num_batched_tokens;
   std::optional<std::int64_t> max_num_seqs;
   std::optional<int> cuda_graph_max_bs;
+  // SGLang linear-attention state pool (handle_max_mamba_cache)
+  std::optional<double> mamba_full_memory_ratio;
+  std::optional<std::int64_t> max_mamba_cache_size;
+  std::string mamba_radix_cache_strategy;  // auto | no_buffer | extra_buffer | extra_buffer_lazy
+  bool disable_radix_cache = false;
   int draft_layers = 0;
   std::string precision;      // empty = as shipped
   bool weights_only = false;  // lower bounds only (the foundation view)

@@ -59,6 +59,7 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
   r.settings = s;
   r.layout = l;
   r.engine_label = em.label();
+  r.accuracy = accuracy_band(s.engine, em.version().id, model_kind(m));
   r.gpus = em.gpus(l);
   r.nodes = r.gpus <= gpu.gpus_per_node ? 1 : (r.gpus + gpu.gpus_per_node - 1) / gpu.gpus_per_node;
   r.context = context;

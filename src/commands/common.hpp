@@ -63,7 +63,12 @@ inline nlohmann::json budget_json(const RankBudget& b) {
           {"kv_bytes_per_token", b.kv_bytes_per_token},
           {"state_bytes_per_sequence", b.state_bytes_per_sequence},
           {"bytes_per_sequence", b.bytes_per_sequence},
-          {"kv_tokens", b.kv_tokens}};
+          {"kv_tokens", b.kv_tokens},
+          {"reported_kv_tokens", b.reported_kv_tokens},
+          {"block_size", b.block_size},
+          {"kv_cache_groups", b.kv_groups},
+          {"state_slots", b.state_slots},
+          {"max_running_requests", b.running_cap}};
 }
 
 }  // namespace k3plan

@@ -20,6 +20,13 @@ nlohmann::json fit_json(const FitResult& f) {
                       {"engine", to_string(f.settings.engine)},
                       {"engine_version", f.settings.model().version().id},
                       {"engine_label", f.engine_label},
+                      {"accuracy",
+                       {{"validated", f.accuracy.validated},
+                        {"scope", f.accuracy.scope},
+                        {"logs", f.accuracy.logs},
+                        {"median_abs_error_pct", f.accuracy.median_abs_error_pct},
+                        {"max_abs_error_pct", f.accuracy.max_abs_error_pct},
+                        {"text", f.accuracy.text()}}},
                       {"gpus", f.gpus},
                       {"nodes", f.nodes},
                       {"layout", layout_json(f.layout)},
@@ -74,6 +81,24 @@ EngineSettings settings_from(const FitOptions& o) {
     if (*o.cuda_graph_max_bs < 1 || *o.cuda_graph_max_bs > 65536) throw InputError("--cuda-graph-max-bs: out of range");
     s.cuda_graph_max_bs = *o.cuda_graph_max_bs;
   }
+  const bool state_flags = o.mamba_full_memory_ratio || o.max_mamba_cache_size || !o.mamba_radix_cache_strategy.empty() || o.disable_radix_cache;
+  if (state_flags && s.engine != Engine::sglang)
+    throw InputError("--mamba-full-memory-ratio, --max-mamba-cache-size, --mamba-radix-cache-strategy and --disable-radix-cache are SGLang flags");
+  if (o.mamba_full_memory_ratio) {
+    if (!(*o.mamba_full_memory_ratio > 0 && *o.mamba_full_memory_ratio <= 100))
+      throw InputError("--mamba-full-memory-ratio: must be in (0, 100]");
+    s.mamba_full_memory_ratio = *o.mamba_full_memory_ratio;
+  }
+  if (o.max_mamba_cache_size) {
+    if (*o.max_mamba_cache_size < 1 || *o.max_mamba_cache_size > (1 << 24)) throw InputError("--max-mamba-cache-size: out of range");
+    s.max_mamba_cache_size = *o.max_mamba_cache_size;
+  }
+  if (!o.mamba_radix_cache_strategy.empty() && o.mamba_radix_cache_strategy != "auto" && o.mamba_radix_cache_strategy != "no_buffer" &&
+      o.mamba_radix_cache_strategy != "extra_buffer" && o.mamba_radix_cache_strategy != "extra_buffer_lazy")
+    throw InputError(fmt::format("--mamba-radix-cache-strategy {}: expected auto, no_buffer, extra_buffer or extra_buffer_lazy",
+                                 o.mamba_radix_cache_strategy));
+  s.mamba_radix_cache_strategy = o.mamba_radix_cache_strategy == "auto" ? "" : o.mamba_radix_cache_strategy;
+  s.disable_radix_cache = o.disable_radix_cache;
   s.kv_dtype = o.kv_dtype;
   s.draft_layers = o.draft_layers;
   if (!o.precision.empty()) {
@@ -122,6 +147,12 @@ void fit_summary(Report& r, const FitResult& f, const Model& m) {
     s.rows.push_back({"state per sequence", human_binary(f.limiting.state_bytes_per_sequence) + " per GPU"});
   s.rows.push_back({"max users", fmt::format("{} at {} tokens ({} requested)", fmt_int(static_cast<double>(f.max_users)),
                                              format_context(f.context), f.users)});
+  if (f.limiting.state_slots >= 0 || f.settings.engine == Engine::sglang)
+    s.rows.push_back({"engine caps", fmt::format("max_running_requests {}{} (as {} derives it unless set)",
+                                                 fmt_int(static_cast<double>(f.limiting.running_cap)),
+                                                 f.limiting.state_slots >= 0 ? fmt::format(", {} state slots", f.limiting.state_slots) : "",
+                                                 f.engine_label)});
+  s.rows.push_back({"accuracy", f.accuracy.text()});
   s.rows.push_back({"longest context, one user", fmt::format("{} tokens", fmt_int(static_cast<double>(f.max_context_one_user)))});
   s.rows.push_back(
       {"headroom", f.headroom >= 0 ? fmt::format("{:.1f}% of the KV/state pool free at the requested load", f.headroom * 100) : "-"});

@@ -313,6 +313,7 @@ Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o) {
             {"engine_version_logged", log.version},
             {"engine_label", em.label()},
             {"model", m.id},
+            {"model_kind", model_kind(m)},
             {"gpu", gpu.id},
             {"layout", layout_json(l)},
             {"context_tokens", context},

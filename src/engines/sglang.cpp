@@ -211,9 +211,16 @@ class Sglang final : public EngineModel {
     return (tp >= 8 ? v.context_tp8_gib : tp > 1 ? v.context_tp4_gib : v.context_tp1_gib) * kGiB;
   }
 
+  // _calculate_mamba_ratio: 1 without the radix cache; else 3, +2 with extra_buffer (overlap
+  // scheduler on), +1 with extra_buffer_lazy; `auto` is the version's default strategy
   int slots_per_request(const EngineSettings& s) const {
     if (s.disable_radix_cache) return 1;
-    return version().mamba_slots_per_request + (version().mamba_extra_buffer ? 2 : 0);
+    const std::string& st = s.mamba_radix_cache_strategy;
+    const int base = version().mamba_slots_per_request;
+    if (st == "no_buffer") return base;
+    if (st == "extra_buffer") return base + 2;
+    if (st == "extra_buffer_lazy") return base + 1;
+    return base + (version().mamba_extra_buffer ? 2 : 0);
   }
 
   void fill_stage(const StageInput& in, const EngineDefaults& d, RankBudget& b) const override {
