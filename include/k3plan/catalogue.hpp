@@ -45,11 +45,16 @@ class Catalogue {
   void add_directory(const std::string& dir);
   void add_text(const std::string& text, const std::string& origin);
 
+  // The GPUs k3plan plans for (ranked by fit, plan, perf). The GPUs of data/validation/gpus.yaml
+  // (A100, L4, RTX, ... seen in public start-up logs) are only for `validate --log`
+  // (validation_gpu()): they carry no calibration and are not planned for.
   const std::vector<Gpu>& gpus() const { return gpus_; }
+  const std::vector<Gpu>& validation_gpus() const { return validation_gpus_; }
   const std::vector<Model>& models() const { return models_; }
   const Prices& prices() const { return prices_; }
 
   const Gpu& gpu(const std::string& id_or_alias) const;
+  const Gpu& validation_gpu(const std::string& id_or_alias) const;  // a catalogue GPU, else a validation one
   const Model& model(const std::string& id_or_alias) const;
   const Model* find_model(const std::string& id_or_alias) const;
 
@@ -57,6 +62,7 @@ class Catalogue {
   void put_model(Model m);
   void put_gpu(Gpu g);
   std::vector<Gpu> gpus_;
+  std::vector<Gpu> validation_gpus_;
   std::vector<Model> models_;
   Prices prices_;
 };

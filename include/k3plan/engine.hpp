@@ -13,6 +13,7 @@
 // (the invariant of budget.hpp). Each engine says how it fills the terms; see vllm.cpp and
 // sglang.cpp for the formulas with their sources.
 #include <cstdint>
+#include <optional>
 #include <k3plan/gpu.hpp>
 #include <k3plan/kv.hpp>
 #include <k3plan/layout.hpp>
@@ -24,6 +25,15 @@ namespace k3plan {
 
 struct EngineSettings;
 struct RankBudget;
+struct EngineLog;
+
+// One term of a start-up log against the budget (validate --log).
+struct LogTerm {
+  std::string term;
+  std::optional<double> logged_bytes;  // absent when the log does not print it
+  double predicted_bytes = 0;
+  double pool_effect_bytes = 0;  // what our difference does to the KV pool (+ = we leave more)
+};
 
 // One version window of one engine, as data/engines/<engine>.yaml states it.
 struct EngineVersion {
@@ -140,6 +150,15 @@ class EngineModel {
   virtual bool refuses_context_beyond_pool() const = 0;
   // Tokens the engine prints at start-up for this budget ("GPU KV cache size", "#tokens").
   virtual std::int64_t reported_kv_tokens(const RankBudget& b) const;
+
+  // --- start-up logs (k3plan validate --log): what the engine's own lines mean
+  virtual std::string logged_model(const EngineLog& log) const = 0;
+  // The layout, memory settings and context the log's arguments give (settings.engine and the
+  // version are left to the caller).
+  virtual void read_serving(const EngineLog& log, const Model& m, Layout& l, EngineSettings& s, std::int64_t& context) const = 0;
+  // The KV token count the log printed and the line it came from.
+  virtual std::optional<std::pair<std::int64_t, std::string>> logged_kv_tokens(const EngineLog& log, int block_size) const = 0;
+  virtual std::vector<LogTerm> log_terms(const EngineLog& log, const RankBudget& b, double memory_fraction) const = 0;
 
   // --- command line (the parallel part; the full builder is in render/)
   virtual std::vector<std::string> parallel_args(const Model& m, const Layout& l) const = 0;

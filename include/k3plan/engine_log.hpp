@@ -48,6 +48,11 @@ struct EngineLog {
 
   bool has(const std::string& key) const { return args.count(key) > 0; }
   std::string arg(const std::string& key, const std::string& fallback = "") const;
+  // Typed arguments; an absent or None value gives `fallback`; a value out of [lo, hi] or not a
+  // number is an InputError naming the log and the argument.
+  std::int64_t int_arg(const std::string& key, std::int64_t fallback, std::int64_t lo, std::int64_t hi) const;
+  double num_arg(const std::string& key, double fallback, double lo, double hi) const;
+  bool flag_arg(const std::string& key) const;  // True / true / 1
 };
 
 // Parses `text`; throws InputError (naming `origin`) when it is not a start-up log of either engine.

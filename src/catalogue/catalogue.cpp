@@ -302,7 +302,13 @@ void Catalogue::add_text(const std::string& text, const std::string& origin) {
   if (root["gpus"].IsDefined()) {
     r.check_keys(root, {"gpus"}, "");
     if (!root["gpus"].IsSequence()) r.fail(root["gpus"], "gpus", "expected a list");
-    for (const auto& g : root["gpus"]) put_gpu(parse_gpu(r, g, "gpus"));
+    const bool validation = origin == "data/validation/gpus.yaml";
+    for (const auto& g : root["gpus"]) {
+      if (validation)
+        validation_gpus_.push_back(parse_gpu(r, g, "gpus"));
+      else
+        put_gpu(parse_gpu(r, g, "gpus"));
+    }
     return;
   }
   if (root["rental"].IsDefined() || root["api"].IsDefined() || root["default_usd_per_gpu_hour"].IsDefined()) {
@@ -354,7 +360,8 @@ Catalogue Catalogue::embedded() {
   for (const auto& f : embedded_files()) {
     const std::string path = f.path;
     const bool entry =
-        path == "gpus.yaml" || path == "prices.yaml" || path.rfind("models/", 0) == 0 || path.rfind("validation/models/", 0) == 0;
+        path == "gpus.yaml" || path == "prices.yaml" || path.rfind("models/", 0) == 0 || path.rfind("validation/models/", 0) == 0 ||
+        path == "validation/gpus.yaml";  // GPUs of the public start-up logs (A100, L4, RTX ...): validation only
     if (entry) c.add_text(std::string(f.text), "data/" + path);
   }
   return c;
@@ -388,6 +395,16 @@ void Catalogue::add_directory(const std::string& dir) {
   }
   std::sort(files.begin(), files.end());
   for (const auto& f : files) add_text(read_file(f), f.string());
+}
+
+const Gpu& Catalogue::validation_gpu(const std::string& id_or_alias) const {
+  const std::string key = lower(id_or_alias);
+  for (const auto& g : validation_gpus_) {
+    if (g.id == key) return g;
+    for (const auto& a : g.aliases)
+      if (lower(a) == key) return g;
+  }
+  return gpu(id_or_alias);
 }
 
 const Gpu& Catalogue::gpu(const std::string& id_or_alias) const {

@@ -177,6 +177,37 @@ std::string EngineLog::arg(const std::string& key, const std::string& fallback) 
   return it == args.end() ? fallback : it->second;
 }
 
+std::int64_t EngineLog::int_arg(const std::string& key, std::int64_t fallback, std::int64_t lo, std::int64_t hi) const {
+  if (!has(key)) return fallback;
+  const std::string v = arg(key);
+  if (v == "None" || v.empty()) return fallback;
+  try {
+    std::size_t used = 0;
+    const long long x = std::stoll(v, &used);
+    if (used != v.size() || x < lo || x > hi) throw std::out_of_range(v);
+    return x;
+  } catch (const std::exception&) {
+    throw InputError(fmt::format("{}: argument {}={}: expected an integer between {} and {}", origin, key, v, lo, hi));
+  }
+}
+
+double EngineLog::num_arg(const std::string& key, double fallback, double lo, double hi) const {
+  if (!has(key)) return fallback;
+  const std::string v = arg(key);
+  if (v == "None" || v.empty()) return fallback;
+  std::istringstream in(v);
+  in.imbue(std::locale::classic());
+  double x = 0;
+  if (!(in >> x) || !std::isfinite(x) || x < lo || x > hi)
+    throw InputError(fmt::format("{}: argument {}={}: expected a number between {} and {}", origin, key, v, lo, hi));
+  return x;
+}
+
+bool EngineLog::flag_arg(const std::string& key) const {
+  const std::string v = arg(key);
+  return v == "True" || v == "true" || v == "1";
+}
+
 EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
   EngineLog log;
   log.origin = origin;

@@ -37,45 +37,13 @@ std::string lower(std::string s) {
   return s;
 }
 
-bool truthy(const std::string& v) { return v == "True" || v == "true" || v == "1"; }
-
-std::int64_t int_arg(const EngineLog& log, const std::string& key, std::int64_t fallback, std::int64_t lo, std::int64_t hi) {
-  if (!log.has(key)) return fallback;
-  const std::string v = log.arg(key);
-  if (v == "None" || v.empty()) return fallback;
-  try {
-    std::size_t used = 0;
-    const long long x = std::stoll(v, &used);
-    if (used != v.size() || x < lo || x > hi) throw std::out_of_range(v);
-    return x;
-  } catch (const std::exception&) {
-    throw InputError(fmt::format("{}: argument {}={}: expected an integer between {} and {}", log.origin, key, v, lo, hi));
-  }
-}
-
-double num_arg(const EngineLog& log, const std::string& key, double fallback, double lo, double hi) {
-  if (!log.has(key)) return fallback;
-  const std::string v = log.arg(key);
-  if (v == "None" || v.empty()) return fallback;
-  std::istringstream in(v);
-  in.imbue(std::locale::classic());
-  double x = 0;
-  if (!(in >> x) || !std::isfinite(x) || x < lo || x > hi)
-    throw InputError(fmt::format("{}: argument {}={}: expected a number between {} and {}", log.origin, key, v, lo, hi));
-  return x;
-}
-
-std::string model_arg(const EngineLog& log, Engine e) {
-  for (const char* k : e == Engine::sglang ? std::vector<const char*>{"model_path"} : std::vector<const char*>{"model", "model_tag"})
-    if (log.has(k) && log.arg(k) != "None") return log.arg(k);
-  return "";
-}
-
 // A catalogue GPU named in the log (nvidia-smi, device names), longest alias first.
 std::string gpu_from_log(const Catalogue& cat, const EngineLog& log) {
   std::string best;
   std::size_t best_len = 0;
-  for (const auto& g : cat.gpus()) {
+  std::vector<Gpu> all = cat.gpus();
+  all.insert(all.end(), cat.validation_gpus().begin(), cat.validation_gpus().end());
+  for (const auto& g : all) {
     std::vector<std::string> names = g.aliases;
     names.push_back(g.name);
     for (const auto& n : names) {
@@ -98,7 +66,8 @@ void args_from_command(EngineLog& log) {
   std::vector<Finding> findings;
   const Deployment d = parse_launch_command(log.command, log.origin, findings);
   auto put = [&](const char* k, const std::string& v) { log.args.emplace(k, v); };
-  const bool vllm = d.engine == Engine::vllm;
+  // the command's flags under the args-line names of the engine that runs it
+  const bool vllm = d.engine == Engine::vllm;  // exception (ARCHITECTURE.md): naming the other engine's args-line keys
   if (!d.model_path.empty()) put(vllm ? "model" : "model_path", d.model_path);
   put(vllm ? "tensor_parallel_size" : "tp_size", std::to_string(d.layout.tp));
   put(vllm ? "pipeline_parallel_size" : "pp_size", std::to_string(d.layout.pp));
@@ -118,13 +87,6 @@ void args_from_command(EngineLog& log) {
   if (log.args_from.empty()) log.args_from = "launch command";
 }
 
-struct Term {
-  std::string term;
-  std::optional<double> logged;
-  double predicted = 0;
-  double pool_effect = 0;  // what our difference does to the KV pool (bytes, + = we leave more)
-};
-
 }  // namespace
 
 Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o) {
@@ -137,7 +99,7 @@ Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o) {
   const EngineModel& em = engine_model(e, version);
 
   // the model: -m, else the log's model argument through the catalogue
-  const std::string logged_model = model_arg(log, e);
+  const std::string logged_model = em.logged_model(log);
   std::string spec = o.model;
   if (spec.empty()) {
     if (logged_model.empty()) throw InputError(fmt::format("{}: the log names no model (no arguments line); pass -m", o.log_path));
@@ -169,7 +131,7 @@ Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o) {
   // the GPU: -g, else a catalogue GPU the log names
   std::string gpu_id = o.gpu.empty() ? gpu_from_log(cat, log) : o.gpu;
   if (gpu_id.empty()) throw InputError(fmt::format("{}: the log does not name a catalogue GPU; pass -g", o.log_path));
-  const Gpu gpu = cat.gpu(gpu_id);
+  const Gpu gpu = cat.validation_gpu(gpu_id);
 
   // the layout and the memory settings the engine ran with
   Layout l;
@@ -177,108 +139,33 @@ Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o) {
   s.engine = e;
   s.engine_version = version;
   std::int64_t context = 0;
-  if (e == Engine::vllm) {
-    l.tp = static_cast<int>(int_arg(log, "tensor_parallel_size", 1, 1, 4096));
-    l.pp = static_cast<int>(int_arg(log, "pipeline_parallel_size", 1, 1, 4096));
-    l.dp = static_cast<int>(int_arg(log, "data_parallel_size", 1, 1, 4096));
-    l.dcp = static_cast<int>(int_arg(log, "decode_context_parallel_size", 1, 1, 4096));
-    if (m.moe && truthy(log.arg("enable_expert_parallel"))) l.ep = l.tp * l.dp;
-    s.gpu_memory_utilization = num_arg(log, "gpu_memory_utilization", 0, 0.01, 1);
-    s.block_size = static_cast<int>(int_arg(log, "block_size", 16, 1, 1 << 20));
-    s.max_num_batched_tokens = int_arg(log, "max_num_batched_tokens", 0, 1, std::int64_t{1} << 34);
-    s.max_num_seqs = int_arg(log, "max_num_seqs", 0, 1, 1 << 24);
-    context = int_arg(log, "max_model_len", 0, 1, std::int64_t{1} << 34);
-    if (context == 0) context = int_arg(log, "max_seq_len", 0, 1, std::int64_t{1} << 34);
-    if (context == 0 && log.concurrency_tokens) context = *log.concurrency_tokens;
-  } else {
-    l.tp = static_cast<int>(int_arg(log, "tp_size", 1, 1, 4096));
-    l.pp = static_cast<int>(int_arg(log, "pp_size", 1, 1, 4096));
-    l.dp = static_cast<int>(int_arg(log, "dp_size", 1, 1, 4096));
-    l.ep = static_cast<int>(int_arg(log, "ep_size", 1, 1, 4096));
-    l.dp_attention = truthy(log.arg("enable_dp_attention"));
-    l.dcp = static_cast<int>(int_arg(log, "dcp_size", 1, 1, 4096));
-    if (!l.dp_attention && l.dp > 1) l.dp = 1;  // separate replicas: each log line is one of them
-    s.mem_fraction_static = num_arg(log, "mem_fraction_static", 0, 0.01, 0.999);
-    s.chunked_prefill_size = int_arg(log, "chunked_prefill_size", 0, 1, std::int64_t{1} << 34);
-    s.cuda_graph_max_bs = static_cast<int>(int_arg(log, "cuda_graph_max_bs", 0, 1, 1 << 20));
-    s.max_num_seqs = int_arg(log, "max_running_requests", 0, 1, 1 << 24);
-    s.page_size = static_cast<int>(int_arg(log, "page_size", 0, 1, 1 << 20));
-    s.mamba_full_memory_ratio = num_arg(log, "mamba_full_memory_ratio", 0, 0.001, 100);
-    s.max_mamba_cache_size = int_arg(log, "max_mamba_cache_size", 0, 1, std::int64_t{1} << 30);
-    s.disable_radix_cache = truthy(log.arg("disable_radix_cache"));
-    s.speculative_draft_tokens = static_cast<int>(int_arg(log, "speculative_num_draft_tokens", 0, 0, 1024));
-    context = log.context_len ? *log.context_len : int_arg(log, "context_length", 0, 1, std::int64_t{1} << 34);
-  }
+  em.read_serving(log, m, l, s, context);
   std::string kvd = log.arg("kv_cache_dtype", "auto");
   if (kvd == "None" || kvd.empty()) kvd = "auto";
   s.kv_dtype = kvd;
   if (context <= 0) context = m.max_context;
   context = std::min(context, m.max_context);
-  if (m.moe && e == Engine::sglang && l.ep > l.tp) l.ep = l.tp;
 
   const FitResult f = evaluate_fit(m, gpu, l, s, context, 1);
   const RankBudget& b = f.limiting;
   const std::int64_t predicted_tokens = em.reported_kv_tokens(b);
 
   // the logged token count, as the engine printed it
-  std::optional<std::int64_t> logged_tokens;
-  std::string logged_from;
-  if (e == Engine::vllm) {
-    if (log.kv_cache_tokens) {
-      logged_tokens = log.kv_cache_tokens;
-      logged_from = "GPU KV cache size";
-    } else if (log.gpu_blocks) {
-      logged_tokens = *log.gpu_blocks * s.block_size;
-      logged_from = fmt::format("# GPU blocks x {}", s.block_size);
-    } else if (log.max_concurrency && log.concurrency_tokens) {
-      logged_tokens = static_cast<std::int64_t>(std::llround(*log.max_concurrency * static_cast<double>(*log.concurrency_tokens)));
-      logged_from = "Maximum concurrency x tokens per request";
-    }
-  } else {
-    if (log.max_total_num_tokens) {
-      logged_tokens = log.max_total_num_tokens;
-      logged_from = "max_total_num_tokens";
-    } else if (log.kv_allocated_tokens) {
-      logged_tokens = log.kv_allocated_tokens;
-      logged_from = "KV Cache is allocated #tokens";
-    }
-  }
-  if (!logged_tokens)
-    throw InputError(fmt::format("{}: no KV cache size in the log (expected {})", o.log_path,
-                                 e == Engine::vllm ? "'GPU KV cache size: N tokens' or '# GPU blocks: N'"
-                                                   : "'max_total_num_tokens=N' or 'KV Cache is allocated. #tokens: N'"));
+  const auto logged_kv = em.logged_kv_tokens(log, s.block_size);
+  if (!logged_kv)
+    throw InputError(fmt::format("{}: no KV cache size in the log (expected 'GPU KV cache size: N tokens', '# GPU blocks: N', "
+                                 "'max_total_num_tokens=N' or 'KV Cache is allocated. #tokens: N')",
+                                 o.log_path));
+  const std::optional<std::int64_t> logged_tokens = logged_kv->first;
+  const std::string logged_from = logged_kv->second;
 
   // term by term
-  std::vector<Term> terms;
   const double util = f.utilization_used;
-  const double pool_pred = b.kv_pool_bytes + b.state_pool_bytes + b.free_bytes;
-  if (e == Engine::vllm) {
-    std::optional<double> total = log.total_bytes;
-    if (!total && log.requested_bytes) total = *log.requested_bytes / util;
-    terms.push_back({"capacity", total, b.capacity_bytes, total ? util * (b.capacity_bytes - *total) : 0});
-    terms.push_back({"weights", log.weights_bytes, b.weights_bytes, log.weights_bytes ? -(b.weights_bytes - *log.weights_bytes) : 0});
-    terms.push_back(
-        {"activation", log.activation_bytes, b.activation_bytes, log.activation_bytes ? -(b.activation_bytes - *log.activation_bytes) : 0});
-    terms.push_back(
-        {"non_torch", log.non_torch_bytes, b.overhead_bytes, log.non_torch_bytes ? -(b.overhead_bytes - *log.non_torch_bytes) : 0});
-    terms.push_back({"kv_pool", log.kv_pool_bytes, pool_pred, 0});
-  } else {
-    const double init_pred = b.capacity_bytes - b.overhead_bytes;
-    terms.push_back({"free_at_init", log.load_begin_avail_bytes, init_pred,
-                     log.load_begin_avail_bytes ? util * (init_pred - *log.load_begin_avail_bytes) : 0});
-    terms.push_back({"weights", log.weights_usage_bytes, b.weights_bytes,
-                     log.weights_usage_bytes ? -(b.weights_bytes - *log.weights_usage_bytes) : 0});
-    std::optional<double> kv;
-    if (log.kv_k_bytes && log.kv_v_bytes) kv = *log.kv_k_bytes + *log.kv_v_bytes;
-    if (log.kv_bytes) kv = log.kv_bytes;
-    terms.push_back({"kv_pool", kv, b.kv_pool_bytes, 0});
-    std::optional<double> st;
-    if (log.mamba_conv_bytes && log.mamba_ssm_bytes) st = *log.mamba_conv_bytes + *log.mamba_ssm_bytes;
-    terms.push_back({"state_pool", st, b.state_pool_bytes, st ? -(b.state_pool_bytes - *st) : 0});
-  }
-  const Term* culprit = nullptr;
+  const std::vector<LogTerm> terms = em.log_terms(log, b, util);
+  const LogTerm* culprit = nullptr;
   for (const auto& t : terms)
-    if (t.logged && t.term != "kv_pool" && std::abs(t.pool_effect) > 0.02 * kGiB && (!culprit || std::abs(t.pool_effect) > std::abs(culprit->pool_effect)))
+    if (t.logged_bytes && t.term != "kv_pool" && std::abs(t.pool_effect_bytes) > 0.02 * kGiB &&
+        (!culprit || std::abs(t.pool_effect_bytes) > std::abs(culprit->pool_effect_bytes)))
       culprit = &t;
   const double err = (static_cast<double>(predicted_tokens) - static_cast<double>(*logged_tokens)) /
                      std::max<double>(1.0, static_cast<double>(*logged_tokens)) * 100.0;
@@ -290,12 +177,12 @@ Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o) {
   predicted["kv_cache_tokens"] = predicted_tokens;
   for (const auto& t : terms) {
     const std::string key = t.term + "_bytes";
-    if (t.logged) logged[key] = *t.logged;
-    predicted[key] = t.predicted;
-    nlohmann::json jt = {{"term", t.term}, {"predicted_bytes", t.predicted}};
-    if (t.logged) {
-      jt["logged_bytes"] = *t.logged;
-      jt["kv_pool_effect_bytes"] = t.pool_effect;
+    if (t.logged_bytes) logged[key] = *t.logged_bytes;
+    predicted[key] = t.predicted_bytes;
+    nlohmann::json jt = {{"term", t.term}, {"predicted_bytes", t.predicted_bytes}};
+    if (t.logged_bytes) {
+      jt["logged_bytes"] = *t.logged_bytes;
+      jt["kv_pool_effect_bytes"] = t.pool_effect_bytes;
     }
     jterms.push_back(jt);
   }
@@ -335,15 +222,16 @@ Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o) {
           {},
           {false, true, true, true}};
   for (const auto& x : terms)
-    t.rows.push_back({x.term, x.logged ? fmt::format("{:.2f}", *x.logged / kGiB) : "-", fmt::format("{:.2f}", x.predicted / kGiB),
-                      x.logged && x.term != "kv_pool" ? fmt::format("{:+.2f}", x.pool_effect / kGiB) : ""});
+    t.rows.push_back({x.term, x.logged_bytes ? fmt::format("{:.2f}", *x.logged_bytes / kGiB) : "-",
+                      fmt::format("{:.2f}", x.predicted_bytes / kGiB),
+                      x.logged_bytes && x.term != "kv_pool" ? fmt::format("{:+.2f}", x.pool_effect_bytes / kGiB) : ""});
   t.rows.push_back({"KV tokens", fmt_int(static_cast<double>(*logged_tokens)), fmt_int(static_cast<double>(predicted_tokens)),
                     fmt::format("{:+.2f}%", err)});
   r.tables.push_back(t);
   r.notes.push_back(fmt::format("logged tokens from '{}'; arguments from '{}'{}", logged_from, log.args_from.empty() ? "(none)" : log.args_from,
                                 log.version.empty() ? "; the log does not print the engine version" : ""));
   if (culprit)
-    r.notes.push_back(fmt::format("largest difference: {} ({:+.2f} GiB on the KV pool)", culprit->term, culprit->pool_effect / kGiB));
+    r.notes.push_back(fmt::format("largest difference: {} ({:+.2f} GiB on the KV pool)", culprit->term, culprit->pool_effect_bytes / kGiB));
   for (const auto& a : f.assumptions) r.assumptions.push_back(a);
   return r;
 }

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <limits>
 #include <k3plan/budget.hpp>
+#include <k3plan/engine_log.hpp>
 #include <k3plan/units.hpp>
 
 #include "engines/engines_impl.hpp"
@@ -350,6 +351,51 @@ class Sglang final : public EngineModel {
     return {"--mem-fraction-static", fmt::format("{:.3f}", d.memory_fraction), "--context-length", std::to_string(context),
             "--max-running-requests", std::to_string(std::max<std::int64_t>(1, max_running)), "--kv-cache-dtype", kv_dtype};
   }
+  std::string logged_model(const EngineLog& log) const override {
+    return log.has("model_path") && log.arg("model_path") != "None" ? log.arg("model_path") : "";
+  }
+  // server_args=ServerArgs(...) keys (python/sglang/srt/server_args.py ServerArgs fields)
+  void read_serving(const EngineLog& log, const Model& m, Layout& l, EngineSettings& s, std::int64_t& context) const override {
+    l.tp = static_cast<int>(log.int_arg("tp_size", 1, 1, 4096));
+    l.pp = static_cast<int>(log.int_arg("pp_size", 1, 1, 4096));
+    l.dp = static_cast<int>(log.int_arg("dp_size", 1, 1, 4096));
+    l.ep = static_cast<int>(log.int_arg("ep_size", 1, 1, 4096));
+    l.dp_attention = log.flag_arg("enable_dp_attention");
+    l.dcp = static_cast<int>(log.int_arg("dcp_size", 1, 1, 4096));
+    if (!l.dp_attention && l.dp > 1) l.dp = 1;  // separate replicas: each prints its own pool
+    if (m.moe && l.ep > l.tp) l.ep = l.tp;
+    // the ServerArgs line is printed after __post_init__: its mem_fraction_static is the resolved one
+    s.mem_fraction_static = log.num_arg("mem_fraction_static", 0, 0.01, 0.999);
+    s.chunked_prefill_size = log.int_arg("chunked_prefill_size", 0, 1, std::int64_t{1} << 34);
+    s.cuda_graph_max_bs = static_cast<int>(log.int_arg("cuda_graph_max_bs", 0, 1, 1 << 20));
+    s.max_num_seqs = log.int_arg("max_running_requests", 0, 1, 1 << 24);
+    s.page_size = static_cast<int>(log.int_arg("page_size", 0, 1, 1 << 20));
+    s.mamba_full_memory_ratio = log.num_arg("mamba_full_memory_ratio", 0, 0.001, 100);
+    s.max_mamba_cache_size = log.int_arg("max_mamba_cache_size", 0, 1, std::int64_t{1} << 30);
+    s.disable_radix_cache = log.flag_arg("disable_radix_cache");
+    for (const char* k : {"mamba_radix_cache_strategy", "mamba_scheduler_strategy"})
+      if (log.has(k) && log.arg(k) != "auto" && log.arg(k) != "None") s.mamba_radix_cache_strategy = log.arg(k);
+    s.speculative_draft_tokens = static_cast<int>(log.int_arg("speculative_num_draft_tokens", 0, 0, 1024));
+    context = log.context_len ? *log.context_len : log.int_arg("context_length", 0, 1, std::int64_t{1} << 34);
+  }
+  std::optional<std::pair<std::int64_t, std::string>> logged_kv_tokens(const EngineLog& log, int) const override {
+    if (log.max_total_num_tokens) return std::make_pair(*log.max_total_num_tokens, std::string("max_total_num_tokens"));
+    if (log.kv_allocated_tokens) return std::make_pair(*log.kv_allocated_tokens, std::string("KV Cache is allocated #tokens"));
+    return std::nullopt;
+  }
+  std::vector<LogTerm> log_terms(const EngineLog& log, const RankBudget& b, double util) const override {
+    const double init = b.capacity_bytes - b.overhead_bytes;
+    std::optional<double> kv, st;
+    if (log.kv_k_bytes && log.kv_v_bytes) kv = *log.kv_k_bytes + *log.kv_v_bytes;
+    if (log.kv_bytes) kv = log.kv_bytes;
+    if (log.mamba_conv_bytes && log.mamba_ssm_bytes) st = *log.mamba_conv_bytes + *log.mamba_ssm_bytes;
+    auto minus = [](const std::optional<double>& logged, double ours) { return logged ? -(ours - *logged) : 0.0; };
+    return {{"free_at_init", log.load_begin_avail_bytes, init, log.load_begin_avail_bytes ? util * (init - *log.load_begin_avail_bytes) : 0.0},
+            {"weights", log.weights_usage_bytes, b.weights_bytes, minus(log.weights_usage_bytes, b.weights_bytes)},
+            {"kv_pool", kv, b.kv_pool_bytes, 0.0},
+            {"state_pool", st, b.state_pool_bytes, minus(st, b.state_pool_bytes)}};
+  }
+
   int default_port() const override { return 30000; }
   std::string default_image() const override { return "lmsysorg/sglang:latest"; }
 

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <k3plan/budget.hpp>
+#include <k3plan/engine_log.hpp>
 #include <k3plan/units.hpp>
 
 #include "engines/engines_impl.hpp"
@@ -126,7 +127,7 @@ class Vllm final : public EngineModel {
     const auto& v = version();
     const double cap = b.capacity_bytes;
     b.reserved_bytes = (1 - d.memory_fraction) * cap;
-    b.activation_bytes = activation_bytes(m, d, in.context, in.stage == in.stages - 1);
+    b.activation_bytes = activation_bytes(m, *in.layout, d, in.context, in.stage == in.stages - 1);
     // non-torch memory: custom all-reduce and NCCL buffers exist with TP > 1; a pipeline rank of
     // TP 1 only has its send/recv buffers
     const double non_torch_gib = in.layout->tp > 1 ? v.non_torch_tp_gib : in.layout->pp > 1 ? v.non_torch_pp_gib : v.non_torch_tp1_gib;
@@ -171,6 +172,45 @@ class Vllm final : public EngineModel {
     return {"--gpu-memory-utilization", fmt::format("{:.2f}", d.memory_fraction), "--max-model-len", std::to_string(context),
             "--max-num-seqs", std::to_string(std::max<std::int64_t>(1, max_running)), "--kv-cache-dtype", kv_dtype};
   }
+  std::string logged_model(const EngineLog& log) const override {
+    for (const char* k : {"model", "model_tag"})
+      if (log.has(k) && log.arg(k) != "None") return log.arg(k);
+    return "";
+  }
+  // "non-default args" / Namespace / engine config keys (vllm/engine/arg_utils.py EngineArgs fields)
+  void read_serving(const EngineLog& log, const Model& m, Layout& l, EngineSettings& s, std::int64_t& context) const override {
+    l.tp = static_cast<int>(log.int_arg("tensor_parallel_size", 1, 1, 4096));
+    l.pp = static_cast<int>(log.int_arg("pipeline_parallel_size", 1, 1, 4096));
+    l.dp = static_cast<int>(log.int_arg("data_parallel_size", 1, 1, 4096));
+    l.dcp = static_cast<int>(log.int_arg("decode_context_parallel_size", 1, 1, 4096));
+    if (m.moe && log.flag_arg("enable_expert_parallel")) l.ep = l.tp * l.dp;
+    s.gpu_memory_utilization = log.num_arg("gpu_memory_utilization", 0, 0.01, 1);
+    s.block_size = static_cast<int>(log.int_arg("block_size", 16, 1, 1 << 20));
+    s.max_num_batched_tokens = log.int_arg("max_num_batched_tokens", 0, 1, std::int64_t{1} << 34);
+    s.max_num_seqs = log.int_arg("max_num_seqs", 0, 1, 1 << 24);
+    context = log.int_arg("max_model_len", 0, 1, std::int64_t{1} << 34);
+    if (context == 0) context = log.int_arg("max_seq_len", 0, 1, std::int64_t{1} << 34);
+    if (context == 0 && log.concurrency_tokens) context = *log.concurrency_tokens;
+  }
+  std::optional<std::pair<std::int64_t, std::string>> logged_kv_tokens(const EngineLog& log, int block_size) const override {
+    if (log.kv_cache_tokens) return std::make_pair(*log.kv_cache_tokens, std::string("GPU KV cache size"));
+    if (log.gpu_blocks) return std::make_pair(*log.gpu_blocks * block_size, fmt::format("# GPU blocks x {}", block_size));
+    if (log.max_concurrency && log.concurrency_tokens)
+      return std::make_pair(static_cast<std::int64_t>(std::llround(*log.max_concurrency * static_cast<double>(*log.concurrency_tokens))),
+                            std::string("Maximum concurrency x tokens per request"));
+    return std::nullopt;
+  }
+  std::vector<LogTerm> log_terms(const EngineLog& log, const RankBudget& b, double util) const override {
+    std::optional<double> total = log.total_bytes;
+    if (!total && log.requested_bytes) total = *log.requested_bytes / util;
+    auto minus = [](const std::optional<double>& logged, double ours) { return logged ? -(ours - *logged) : 0.0; };
+    return {{"capacity", total, b.capacity_bytes, total ? util * (b.capacity_bytes - *total) : 0.0},
+            {"weights", log.weights_bytes, b.weights_bytes, minus(log.weights_bytes, b.weights_bytes)},
+            {"activation", log.activation_bytes, b.activation_bytes, minus(log.activation_bytes, b.activation_bytes)},
+            {"non_torch", log.non_torch_bytes, b.overhead_bytes, minus(log.non_torch_bytes, b.overhead_bytes)},
+            {"kv_pool", log.kv_pool_bytes, b.kv_pool_bytes + b.state_pool_bytes + b.free_bytes, 0.0}};
+  }
+
   int default_port() const override { return 8000; }
   std::string default_image() const override { return "vllm/vllm-openai:latest"; }
 
@@ -202,13 +242,24 @@ class Vllm final : public EngineModel {
   // sequences): the sampler's fp32 logits and their copies dominate (about 15 B per sequence per
   // vocab entry), plus the hidden states of the batched tokens. V0 without chunked prefill runs
   // the profile at max(max_model_len, max_num_batched_tokens) tokens.
-  // Only the last pipeline stage runs the sampler.
-  double activation_bytes(const Model& m, const EngineDefaults& d, std::int64_t context, bool last_stage) const {
+  // Only the last pipeline stage runs the sampler. MoE layers add the fused-MoE workspace
+  // (vllm/model_executor/layers/fused_moe/fused_moe.py fused_experts_impl: cache13 of
+  // M x top_k x max(N, K) plus cache2 of M x top_k x N/2 elements in the activation dtype, with
+  // M = min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE = 32768), N = 2 x the expert width on this rank,
+  // K = hidden); it is live at a different time than the sampler, so the larger of the two counts.
+  double activation_bytes(const Model& m, const Layout& l, const EngineDefaults& d, std::int64_t context, bool last_stage) const {
     std::int64_t tokens = d.max_num_batched_tokens;
     if (version().profile == "v0" && context > tokens && context <= 32768) tokens = context;
     const double s = static_cast<double>(std::min(d.max_num_seqs, tokens));
-    return (last_stage ? 15.0 * s * static_cast<double>(m.vocab_size) : 0.0) +
-           2.0 * static_cast<double>(tokens) * static_cast<double>(m.hidden_size);
+    const double sampler = last_stage ? 15.0 * s * static_cast<double>(m.vocab_size) : 0.0;
+    double moe = 0;
+    if (m.moe) {
+      const double mt = static_cast<double>(std::min<std::int64_t>(tokens, 32768));
+      const double width = static_cast<double>(m.moe->expert_intermediate_size) / (l.ep > 1 ? 1.0 : std::max(1, l.tp * l.dp));
+      const double n = 2 * width, k = static_cast<double>(m.moe->latent_size > 0 ? m.moe->latent_size : m.hidden_size);
+      moe = mt * m.moe->experts_per_token * (std::max(n, k) + n / 2) * 2.0;
+    }
+    return std::max(sampler, moe) + 2.0 * static_cast<double>(tokens) * static_cast<double>(m.hidden_size);
   }
 
   // One spec type (or a version without the hybrid manager: every attention layer counted as
