@@ -174,6 +174,7 @@ class EngineModel {
  protected:
   virtual bool latent_proj_replicated() const { return false; }
   virtual bool rope_cache_in_weights() const { return false; }
+  virtual bool vision_sharded() const { return false; }
 
  private:
   EngineVersion version_;

@@ -60,6 +60,7 @@ struct MoE {
   std::int64_t shared_intermediate_size = 0;  // total width of all shared experts
   int first_dense_layers = 0;                 // layers [0, first_dense_layers) use the dense MLP
   int latent_size = 0;                        // LatentMoE width (0 = experts work on hidden_size)
+  int layer_step = 1;                         // MoE on every layer_step-th layer (Llama 4 interleave_moe_layer_step)
 };
 
 struct EngineHints {
@@ -108,7 +109,9 @@ struct Model {
   std::vector<Assumption> assumptions;
 
   int num_layers() const { return static_cast<int>(layers.size()); }
-  bool is_moe_layer(int layer) const { return moe && layer >= moe->first_dense_layers; }
+  bool is_moe_layer(int layer) const {
+    return moe && layer >= moe->first_dense_layers && (moe->layer_step <= 1 || (layer + 1) % moe->layer_step == 0);
+  }
   std::string precision_of(ParamGroup g) const;
   // Query heads used for the TP-divisibility rule: the first full-attention block's heads.
   int attention_heads() const;

@@ -259,6 +259,8 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
       if (log.args_from.empty()) log.args_from = "engine config";
       vllm = true;
       if (std::regex_search(t, m, engine_version) && log.version.empty()) log.version = m[1];
+      if (t.find("Initializing an LLM engine") != std::string::npos || t.find("Initializing a V0 LLM engine") != std::string::npos)
+        log.v0_engine = true;
     }
     if (std::regex_search(t, m, vllm_version) && log.version.empty()) {
       log.version = m[1];

@@ -3,6 +3,7 @@
 // full_attention_interval, hybrid_override_pattern, compress_ratios) and the precision given by
 // quantization_config.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -156,6 +157,57 @@ std::string python_json_to_json(const std::string& text) {
   return out;
 }
 
+namespace {
+// Fields that published config.json files leave at the library default, per model_type, with
+// the default of that transformers configuration class; and the per-layer pattern that family
+// builds when the config gives no layer_types. Returns the names filled (for the assumption).
+//  - gemma3_text: transformers models/gemma3/configuration_gemma3.py Gemma3TextConfig.__init__
+//    (vocab_size 262208, num_attention_heads 8, num_key_value_heads 4, head_dim 256,
+//    max_position_embeddings 131072, sliding_window 4096, sliding_window_pattern 6: every 6th layer
+//    global, tie_word_embeddings true)
+//  - gemma2: models/gemma2/configuration_gemma2.py / modeling_gemma2.py: every other layer (even
+//    index) sliding, the odd ones global
+std::vector<std::string> fill_family_defaults(nlohmann::json& t, const nlohmann::json& root) {
+  std::vector<std::string> filled;
+  std::string type = t.contains("model_type") && t["model_type"].is_string() ? t["model_type"].get<std::string>() : "";
+  const std::string top = root.contains("model_type") && root["model_type"].is_string() ? root["model_type"].get<std::string>() : "";
+  if (type.empty()) type = top;
+  auto put = [&](const char* key, const nlohmann::json& v) {
+    if (!t.contains(key) || t[key].is_null()) {
+      t[key] = v;
+      filled.push_back(key);
+    }
+  };
+  const int layers = t.contains("num_hidden_layers") && t["num_hidden_layers"].is_number_integer() ? t["num_hidden_layers"].get<int>() : 0;
+  if (type == "gemma3_text" || type == "gemma3") {
+    put("vocab_size", 262208);
+    put("num_attention_heads", 8);
+    put("num_key_value_heads", 4);
+    put("head_dim", 256);
+    put("max_position_embeddings", 131072);
+    put("sliding_window", 4096);
+    put("tie_word_embeddings", true);
+    if (!t.contains("layer_types") && layers > 0) {
+      const int pattern = t.contains("sliding_window_pattern") && t["sliding_window_pattern"].is_number_integer()
+                              ? std::max(1, t["sliding_window_pattern"].get<int>())
+                              : 6;
+      nlohmann::json lt = nlohmann::json::array();
+      for (int i = 0; i < layers; ++i) lt.push_back((i + 1) % pattern == 0 ? "full_attention" : "sliding_attention");
+      t["layer_types"] = lt;
+      filled.push_back("layer_types (every 6th layer global)");
+    }
+  } else if (type == "gemma2") {
+    if (!t.contains("layer_types") && layers > 0 && t.contains("sliding_window")) {
+      nlohmann::json lt = nlohmann::json::array();
+      for (int i = 0; i < layers; ++i) lt.push_back(i % 2 == 0 ? "sliding_attention" : "full_attention");
+      t["layer_types"] = lt;
+      filled.push_back("layer_types (even layers sliding)");
+    }
+  }
+  return filled;
+}
+}  // namespace
+
 Model import_hf_config(const std::string& json_text, const std::string& origin, const std::string& hf_quant_config) {
   json root;
   try {
@@ -164,7 +216,8 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     throw InputError(fmt::format("{}: malformed JSON at byte {}: {}", origin, e.byte, e.what()));
   }
   if (!root.is_object()) throw InputError(fmt::format("{}: expected a JSON object", origin));
-  const json& tj = root.contains("text_config") && root["text_config"].is_object() ? root["text_config"] : root;
+  json tj = root.contains("text_config") && root["text_config"].is_object() ? root["text_config"] : root;
+  const std::vector<std::string> filled = fill_family_defaults(tj, root);
   const Cfg c{tj, origin};
   const Cfg top{root, origin};
   Model m;
@@ -216,8 +269,20 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     if (c.has("mlp_only_layers") && c.j["mlp_only_layers"].is_array() && !c.j["mlp_only_layers"].empty())
       add_assumption(m.assumptions, {m.id + " mlp_only_layers", "non-leading dense layers counted as MoE"});
     e.latent_size = as_int(c.integer({"routed_expert_hidden_size", "moe_latent_size"}, 0));
+    const bool llama4 = c.str("model_type").rfind("llama4", 0) == 0;
+    if (llama4) {
+      // transformers models/llama4/modeling_llama4.py Llama4TextMoe: one shared expert of
+      // intermediate_size beside the routed ones; MoE on every interleave_moe_layer_step-th layer,
+      // the other layers a dense MLP of intermediate_size_mlp
+      e.shared_experts = 1;
+      e.shared_intermediate_size = e.expert_intermediate_size;
+      e.layer_step = std::max(1, as_int(c.integer({"interleave_moe_layer_step"}, 1)));
+    }
     m.moe = e;
-    if (!expert_width_in_intermediate) m.dense_intermediate_size = c.integer({"intermediate_size"}, 0);
+    if (llama4)
+      m.dense_intermediate_size = c.integer({"intermediate_size_mlp"}, 0);
+    else if (!expert_width_in_intermediate)
+      m.dense_intermediate_size = c.integer({"intermediate_size"}, 0);
   } else {
     m.dense_intermediate_size = c.integer({"intermediate_size", "ffn_hidden_size", "n_inner"}, 0, true);
   }
@@ -377,6 +442,10 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     for (int i = 0; i < layers; ++i) per_layer[static_cast<std::size_t>(i)] = fi;
   }
   m.blocks = blocks;
+  if (!filled.empty())
+    add_assumption(m.assumptions, {m.id + " config defaults", fmt::format("fields the config.json leaves at the transformers defaults of its "
+                                                                          "model_type were filled: {}",
+                                                                          fmt::join(filled, ", "))});
   {
     std::string act = c.str("mlp_hidden_act");
     if (act.empty()) act = c.str("hidden_act");

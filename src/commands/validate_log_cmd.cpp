@@ -96,7 +96,12 @@ Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o) {
   if (!o.engine.empty() && parse_engine(o.engine) != e)
     throw InputError(fmt::format("{}: the log is from {}, not {}", o.log_path, to_string(e), o.engine));
   const std::string version = !o.engine_version.empty() ? o.engine_version : log.version;
-  const EngineModel& em = engine_model(e, version);
+  const EngineModel* pick = &engine_model(e, version);
+  // a V0-engine start-up of a release that defaults to V1 (VLLM_USE_V1=0) follows the V0 rules
+  if (log.v0_engine && pick->version().profile != "v0")
+    for (const auto& v : engine_versions(e))
+      if (v.profile == "v0") pick = &engine_model(e, v.id);
+  const EngineModel& em = *pick;
 
   // the model: -m, else the log's model argument through the catalogue
   const std::string logged_model = em.logged_model(log);
@@ -137,7 +142,7 @@ Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o) {
   Layout l;
   EngineSettings s;
   s.engine = e;
-  s.engine_version = version;
+  s.engine_version = em.version().id;
   std::int64_t context = 0;
   em.read_serving(log, m, l, s, context);
   std::string kvd = log.arg("kv_cache_dtype", "auto");

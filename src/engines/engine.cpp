@@ -242,9 +242,9 @@ double EngineModel::stage_weights_bytes(const Model& m, const Layout& l, const E
   if (has_embed) add(ParamGroup::embedding, vh / tp);  // vocab-parallel
   if (has_head && (!m.tie_word_embeddings || !has_embed)) add(ParamGroup::lm_head, vh / tp);
   if (has_head) add(ParamGroup::norms, h);
-  // vision tower: loaded whole on every rank of the first stage (neither engine shards the
-  // encoders of the catalogue's multimodal models across TP in the versions modelled)
-  if (has_embed && m.vision_params > 0) bytes += m.vision_params * 2;
+  // vision tower on the first stage: split by TP where the engine shards it (vLLM
+  // --mm-encoder-tp-mode weights, the default), else whole on every rank
+  if (has_embed && m.vision_params > 0) bytes += m.vision_params * 2 / (vision_sharded() ? attn_tp : 1);
   // RoPE cos/sin cache, one per rank, sized by the model's max_position_embeddings (not the
   // context asked for) in the model dtype: vllm/model_executor/layers/rotary_embedding
   if (has_embed && rope_cache_in_weights()) bytes += static_cast<double>(m.max_context) * rotary_dim(m) * 2.0;

@@ -228,6 +228,8 @@ class Vllm final : public EngineModel {
 
  protected:
   bool rope_cache_in_weights() const override { return version().rope_cache_full; }
+  // vllm/config/multimodal.py mm_encoder_tp_mode: "weights" (shard the encoder by TP) by default
+  bool vision_sharded() const override { return true; }
 
  private:
   static Layout with_dcp(const Model& m, Layout l) {
