@@ -57,7 +57,7 @@ struct Deployment {
   std::map<std::string, SourcePos> where;  // field name -> position
 
   SourcePos pos(const std::string& field) const;
-  int default_port() const { return engine == Engine::vllm ? 8000 : 30000; }
+  int default_port() const;  // the engine model's (engine.hpp)
 };
 
 // Parses a deployment YAML. Malformed YAML (or not a mapping) throws InputError (exit 2); schema

@@ -166,6 +166,11 @@ class EngineModel {
   virtual std::vector<std::string> memory_args(const EngineDefaults& d, std::int64_t context, std::int64_t max_running,
                                                const std::string& kv_dtype) const = 0;
   virtual int default_port() const = 0;
+  // The engine-specific settings it has (the EngineSettings field names), for usage errors that
+  // name the flag of the other engine.
+  virtual bool has_setting(const std::string& name) const = 0;
+  virtual std::string memory_fraction_flag() const = 0;  // --gpu-memory-utilization / --mem-fraction-static
+  virtual std::string gpu_product_text() const = 0;      // how the engine counts GPUs: "TP x PP x DP" / "TP x PP"
   virtual std::string default_image() const = 0;
 
   // Assumptions this engine model rests on for `m` (listed by every output that uses it).

@@ -163,6 +163,8 @@ struct Reader {
 
 }  // namespace
 
+int Deployment::default_port() const { return engine_model(engine, engine_version).default_port(); }
+
 Deployment parse_deployment(const std::string& text, const std::string& origin, std::vector<Finding>& findings) {
   if (text.find('\0') != std::string::npos) throw InputError(fmt::format("{}: binary data, not a YAML file", origin));
   YamlReader yr(origin);

@@ -54,19 +54,22 @@ EngineSettings settings_from(const FitOptions& o) {
   EngineSettings s;
   s.engine = parse_engine(o.engine);
   s.engine_version = o.engine_version;
-  s.model();  // an unknown version is a usage error listing the known ones
+  const EngineModel& em = s.model();  // an unknown version is a usage error listing the known ones
+  auto engine_flag = [&](const char* setting, const char* flag) {
+    if (!em.has_setting(setting))
+      throw InputError(fmt::format("{} is not a {} flag (--engine {}); {} takes {}", flag, em.display_name(), to_string(s.engine),
+                                   em.display_name(), em.memory_fraction_flag()));
+  };
   if (o.gpu_memory_utilization && o.mem_fraction_static)
     throw InputError("--gpu-memory-utilization (vLLM) and --mem-fraction-static (SGLang) are contradictory; give the one for --engine");
   if (o.gpu_memory_utilization) {
     if (!(*o.gpu_memory_utilization > 0 && *o.gpu_memory_utilization <= 1)) throw InputError("--gpu-memory-utilization: must be in (0, 1]");
-    if (s.engine != Engine::vllm)
-      throw InputError("--gpu-memory-utilization is a vLLM flag; with --engine sglang use --mem-fraction-static");
+    engine_flag("gpu_memory_utilization", "--gpu-memory-utilization");
     s.gpu_memory_utilization = *o.gpu_memory_utilization;
   }
   if (o.mem_fraction_static) {
     if (!(*o.mem_fraction_static > 0 && *o.mem_fraction_static < 1)) throw InputError("--mem-fraction-static: must be in (0, 1)");
-    if (s.engine != Engine::sglang)
-      throw InputError("--mem-fraction-static is an SGLang flag; with --engine vllm use --gpu-memory-utilization");
+    engine_flag("mem_fraction_static", "--mem-fraction-static");
     s.mem_fraction_static = *o.mem_fraction_static;
   }
   if (o.max_num_batched_tokens) {
@@ -82,8 +85,10 @@ EngineSettings settings_from(const FitOptions& o) {
     s.cuda_graph_max_bs = *o.cuda_graph_max_bs;
   }
   const bool state_flags = o.mamba_full_memory_ratio || o.max_mamba_cache_size || !o.mamba_radix_cache_strategy.empty() || o.disable_radix_cache;
-  if (state_flags && s.engine != Engine::sglang)
-    throw InputError("--mamba-full-memory-ratio, --max-mamba-cache-size, --mamba-radix-cache-strategy and --disable-radix-cache are SGLang flags");
+  if (state_flags && !em.has_setting("mamba_full_memory_ratio"))
+    throw InputError(fmt::format("--mamba-full-memory-ratio, --max-mamba-cache-size, --mamba-radix-cache-strategy and "
+                                 "--disable-radix-cache are SGLang flags, not {} ones",
+                                 em.display_name()));
   if (o.mamba_full_memory_ratio) {
     if (!(*o.mamba_full_memory_ratio > 0 && *o.mamba_full_memory_ratio <= 100))
       throw InputError("--mamba-full-memory-ratio: must be in (0, 100]");
@@ -277,11 +282,16 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
       l.pp = o.pp ? o.pp : 1;
       l.dcp = o.dcp ? o.dcp : 1;
       l.dp_attention = o.dp_attention;
-      if (s.engine == Engine::vllm && m.moe && o.ep == 0 && (l.tp * l.dp) > 1) l.ep = l.tp * l.dp;  // vLLM derives EP
-      if (n > 0 && l.gpus(s.engine) != n)
-        throw InputError(fmt::format("-n {} contradicts the layout: {} needs {} GPUs ({})", n,
-                                     s.engine == Engine::vllm ? "TP x PP x DP" : "TP x PP", l.gpus(s.engine),
-                                     s.engine == Engine::vllm ? "vLLM" : "SGLang"));
+      const EngineModel& em = s.model();
+      if (m.moe && o.ep == 0 && l.ep == 1 && (l.tp * l.dp) > 1) {
+        Layout ep = l;
+        ep.ep = 2;  // ask the engine what EP it derives when expert parallel is on
+        const Layout derived = em.effective_layout(m, ep, false);
+        if (derived.ep == l.tp * l.dp) l.ep = derived.ep;
+      }
+      if (n > 0 && em.gpus(l) != n)
+        throw InputError(fmt::format("-n {} contradicts the layout: {} needs {} GPUs ({})", n, em.gpu_product_text(), em.gpus(l),
+                                     em.display_name()));
       f = evaluate_fit(m, g, l, s, context, o.users);
     } else {
       f = fit_on_gpus(m, g, s, n, context, o.users);

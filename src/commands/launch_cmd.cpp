@@ -80,7 +80,7 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
   }
   const LaunchPlan plan = make_launch_plan(d, df.model, f.layout, df.gpus, df.nodes, df.gpu->gpus_per_node, df.context, f.utilization_used);
   const std::string image =
-      !o.image.empty() ? o.image : (d.engine == Engine::sglang ? "lmsysorg/sglang:latest" : "vllm/vllm-openai:latest");
+      !o.image.empty() ? o.image : engine_model(d.engine, d.engine_version).default_image();
   const std::string gpu_res = df.gpu->vendor == "amd" ? "amd.com/gpu" : "nvidia.com/gpu";
   nlohmann::json jn = nlohmann::json::array();
   for (const auto& c : plan.nodes_cmd) jn.push_back({{"rank", c.rank}, {"env", c.env}, {"argv", c.argv}});

@@ -123,7 +123,7 @@ json pareto_curve(const Model& m, const Gpu& g, const FitResult& f, const Report
   c.isl = o.isl;
   c.osl = o.osl;
   c.max_running = max_running;
-  c.prefill_chunk = f.settings.engine == Engine::vllm ? vllm_default_max_num_batched_tokens(g) : sglang_default_chunked_prefill(g);
+  c.prefill_chunk = f.max_num_batched_tokens;  // the engine's resolved prefill chunk (vLLM batched tokens, SGLang chunked prefill)
   int best = -1;
   double best_tput = -1;
   for (std::int64_t conc = 1; conc <= std::min<std::int64_t>(max_running, 1024); conc *= 2) {
@@ -273,10 +273,10 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
 
   // --- KV / state per user against context, on the limiting stage of the recommendation -------
   {
-    const bool vllm = s.engine == Engine::vllm;
+    const EngineModel& em = s.model();
     const Layout& l = f.layout;
-    const int attn_tp = (!vllm && l.dp_attention) ? std::max(1, l.tp / std::max(1, l.dp)) : l.tp;
-    const int dp_groups = vllm ? l.dp : (l.dp_attention ? l.dp : 1);
+    const int attn_tp = em.attention_tp(l);
+    const int dp_groups = em.kv_instances(l);
     const int L = m.num_layers();
     const int pp = std::max(1, std::min(l.pp, L));
     const int stage = std::clamp(f.limiting.stage, 0, pp - 1);

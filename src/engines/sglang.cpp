@@ -397,6 +397,12 @@ class Sglang final : public EngineModel {
   }
 
   int default_port() const override { return 30000; }
+  bool has_setting(const std::string& n) const override {
+    return n == "mem_fraction_static" || n == "chunked_prefill_size" || n == "max_running_requests" || n == "page_size" ||
+           n == "mamba_full_memory_ratio" || n == "max_mamba_cache_size" || n == "mamba_radix_cache_strategy" || n == "disable_radix_cache";
+  }
+  std::string memory_fraction_flag() const override { return "--mem-fraction-static"; }
+  std::string gpu_product_text() const override { return "TP x PP"; }
   std::string default_image() const override { return "lmsysorg/sglang:latest"; }
 
   std::vector<std::string> assumptions(const Model& m) const override {
