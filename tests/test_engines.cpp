@@ -74,3 +74,16 @@ TEST_CASE("vLLM hybrid models: the attention block grows until one page holds a 
   CHECK(g.at("block_size").get<double>() * g.at("kv_bytes_per_token").get<double>() / 12 >=
         g.at("state_bytes_per_sequence").get<double>() / 36 * 0.999);
 }
+
+TEST_CASE("fit states the error band of its engine window and model kind, or that none validates it", "[engines][accuracy]") {
+  // no SGLang start-up log of a hybrid (linear-attention) model in the corpus yet
+  const json k3 = fit_json({"-m", "kimi-k3", "-g", "b300", "-c", "128k", "-u", "8"});
+  CHECK(k3.at("accuracy").at("validated") == false);
+  CHECK(k3.at("accuracy").at("text").get<std::string>().find("not validated") == 0);
+  // dense models on vLLM 0.18-0.19: several out-of-sample logs
+  const json llama = fit_json({"-m", "llama-3.1-8b", "-g", "h100", "-n", "1", "--engine", "vllm", "--engine-version", "0.19.0"});
+  CHECK(llama.at("accuracy").at("validated") == true);
+  CHECK(llama.at("accuracy").at("scope").get<std::string>().find("0.18, dense") != std::string::npos);
+  CHECK(llama.at("accuracy").at("logs").get<int>() >= 2);
+  CHECK(llama.at("engine_label").get<std::string>().find("vLLM 0.18") == 0);
+}

@@ -207,7 +207,8 @@ struct AccuracyBand {
   double max_abs_error_pct = 0;
   std::string text() const;  // "within 3.2% (median 1.1%) on 4 out-of-sample logs of vLLM 0.18, moe models" or "not validated: ..."
 };
-// The narrowest scope with at least one log: engine window and kind, then engine and kind, then engine.
+// The narrowest scope with at least one log: engine window and kind, then the engine and kind; no
+// log of that kind for the engine = "not validated".
 AccuracyBand accuracy_band(Engine e, const std::string& window, const std::string& kind);
 
 // Parses "sglang" / "vllm" (did-you-mean on a typo).

@@ -74,8 +74,7 @@ AccuracyBand accuracy_band(Engine e, const std::string& window, const std::strin
     std::string window, kind, text;
   };
   const Scope scopes[] = {{window, kind, fmt::format("{} {}, {} models", name, window, kind)},
-                          {"*", kind, fmt::format("{} (any version), {} models", name, kind)},
-                          {"*", "*", fmt::format("{} (any version, any model)", name)}};
+                          {"*", kind, fmt::format("{} (any version), {} models", name, kind)}};
   for (const auto& sc : scopes)
     for (const auto& r : rows())
       if (r.engine == eng && r.window == sc.window && r.kind == sc.kind) {
