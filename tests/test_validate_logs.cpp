@@ -88,8 +88,11 @@ std::vector<LogCase> run_corpus() {
         continue;
       }
       args.insert(args.end(), {"-m", cfg_path.string()});
-      const std::string gpu = lower(first_word(c.header["gpu"]));
-      if (!gpu.empty() && gpu != "unknown:" && gpu != "unknown") args.insert(args.end(), {"-g", gpu});
+      // the GPU as a user names it: "RTX 5090" -> rtx-5090 (an id or alias of the catalogue)
+      std::string gpu = lower(c.header["gpu"].substr(0, c.header["gpu"].find_first_of("(;,")));
+      while (!gpu.empty() && gpu.back() == ' ') gpu.pop_back();
+      std::replace(gpu.begin(), gpu.end(), ' ', '-');
+      if (!gpu.empty() && gpu.rfind("unknown", 0) != 0) args.insert(args.end(), {"-g", gpu});
       const std::string version = first_word(c.header["engine_version"]);
       if (!version.empty() && version != "unknown:" && version != "unknown") args.insert(args.end(), {"--engine-version", version});
       const Run r = run(args);
@@ -119,6 +122,8 @@ double median(std::vector<double> v) {
 }
 
 std::string md_escape(std::string s) {
+  // paths relative to the repository, so the published table does not depend on the checkout
+  for (std::size_t p; (p = s.find(K3PLAN_SOURCE_DIR "/")) != std::string::npos;) s.erase(p, std::string(K3PLAN_SOURCE_DIR "/").size());
   std::string o;
   for (char ch : s) o += ch == '|' ? std::string("\\|") : std::string(1, ch);
   return o;

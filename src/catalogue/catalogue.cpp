@@ -458,6 +458,12 @@ Model resolve_model(const Catalogue& cat, const std::string& spec) {
     const auto ext = p.extension().string();
     if (ext == ".json") {
       auto q = p.parent_path() / "hf_quant_config.json";
+      // a flat copy named <org>--<name>_config.json keeps its quant config as <org>--<name>_hf_quant_config.json
+      const std::string stem = p.filename().string();
+      if (stem.size() > 12 && stem.compare(stem.size() - 12, 12, "_config.json") == 0) {
+        const auto sib = p.parent_path() / (stem.substr(0, stem.size() - 12) + "_hf_quant_config.json");
+        if (fs::exists(sib, ec)) q = sib;
+      }
       return import_hf_config(text, p.string(), fs::exists(q, ec) && q != p ? read_file(q) : "");
     }
     return parse_model_yaml(text, p.string());

@@ -108,7 +108,27 @@ void apply_quantization(Model& m, const json& q, const std::string& origin) {
     }
   } else if (method == "modelopt") {
     const std::string algo = q.value("quant_algo", std::string());
-    quantize_linear(algo.find("FP4") != std::string::npos ? "nvfp4" : "fp8");
+    auto format_of = [](const std::string& a) { return a.find("FP4") != std::string::npos ? "nvfp4" : a.find("INT4") != std::string::npos ? "int4-g128" : "fp8"; };
+    if (algo == "MIXED_PRECISION" && q.contains("quantized_layers") && q["quantized_layers"].is_object()) {
+      // ModelOpt mixed precision: a format per module; the group of each module by its name
+      m.default_precision = m.dtype;
+      for (const auto& [name, v] : q["quantized_layers"].items()) {
+        if (!v.is_object() || !v.contains("quant_algo") || !v["quant_algo"].is_string()) continue;
+        const std::string f = format_of(v["quant_algo"].get<std::string>());
+        if (name.find("shared_expert") != std::string::npos)
+          m.precision[ParamGroup::shared_experts] = f;
+        else if (name.find(".experts") != std::string::npos)
+          m.precision[ParamGroup::routed_experts] = f;
+        else if (name.find("attn") != std::string::npos)
+          m.precision[ParamGroup::attention] = f;
+        else if (name.find("lm_head") != std::string::npos)
+          m.precision[ParamGroup::lm_head] = f;
+        else if (name.find("mlp") != std::string::npos)
+          m.precision[ParamGroup::dense_mlp] = f;
+      }
+    } else {
+      quantize_linear(format_of(algo));
+    }
   } else if (method == "awq" || method == "gptq") {
     quantize_linear(q.value("bits", 4) == 8 ? "int8" : "int4-g128");
   } else if (!method.empty()) {
