@@ -76,8 +76,8 @@ TEST_CASE("vLLM hybrid models: the attention block grows until one page holds a 
 }
 
 TEST_CASE("fit states the error band of its engine window and model kind, or that none validates it", "[engines][accuracy]") {
-  // no SGLang start-up log of a hybrid (linear-attention) model in the corpus yet
-  const json k3 = fit_json({"-m", "kimi-k3", "-g", "b300", "-c", "128k", "-u", "8"});
+  // no vLLM start-up log of a DeepSeek-sparse-attention model in the corpus yet
+  const json k3 = fit_json({"-m", "deepseek-v3.2", "-g", "h200", "-n", "8", "--engine", "vllm", "-c", "32k"});
   CHECK(k3.at("accuracy").at("validated") == false);
   CHECK(k3.at("accuracy").at("text").get<std::string>().find("not validated") == 0);
   // dense models on vLLM 0.18-0.19: several out-of-sample logs

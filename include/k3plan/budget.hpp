@@ -46,6 +46,7 @@ struct EngineSettings {
   bool disable_radix_cache = false;
   std::string mamba_radix_cache_strategy;  // auto (empty) | no_buffer | extra_buffer | extra_buffer_lazy
   int speculative_draft_tokens = 0;
+  double cpu_offload_bytes = 0;  // --cpu-offload-gb (per rank): weights kept in host memory
   const EngineModel& model() const { return engine_model(engine, engine_version); }
 };
 

@@ -84,6 +84,16 @@ void args_from_command(EngineLog& log) {
   if (d.max_num_batched_tokens) put("max_num_batched_tokens", std::to_string(*d.max_num_batched_tokens));
   if (d.max_num_seqs) put(vllm ? "max_num_seqs" : "max_running_requests", std::to_string(*d.max_num_seqs));
   if (d.cuda_graph_max_bs) put("cuda_graph_max_bs", std::to_string(*d.cuda_graph_max_bs));
+  // flags the deployment reader does not keep but the memory depends on
+  for (const char* flag : {"--cpu-offload-gb"}) {
+    const auto p = log.command.find(flag);
+    if (p == std::string::npos) continue;
+    std::istringstream in(log.command.substr(p + std::string(flag).size()));
+    std::string v;
+    in >> v;
+    if (!v.empty() && v[0] == '=') v.erase(0, 1);
+    put("cpu_offload_gb", v);
+  }
   if (log.args_from.empty()) log.args_from = "launch command";
 }
 

@@ -376,6 +376,7 @@ class Sglang final : public EngineModel {
     for (const char* k : {"mamba_radix_cache_strategy", "mamba_scheduler_strategy"})
       if (log.has(k) && log.arg(k) != "auto" && log.arg(k) != "None") s.mamba_radix_cache_strategy = log.arg(k);
     s.speculative_draft_tokens = static_cast<int>(log.int_arg("speculative_num_draft_tokens", 0, 0, 1024));
+    s.cpu_offload_bytes = log.num_arg("cpu_offload_gb", 0, 0, 1e6) * kGiB;
     context = log.context_len ? *log.context_len : log.int_arg("context_length", 0, 1, std::int64_t{1} << 34);
   }
   std::optional<std::pair<std::int64_t, std::string>> logged_kv_tokens(const EngineLog& log, int) const override {

@@ -188,6 +188,7 @@ class Vllm final : public EngineModel {
     s.block_size = static_cast<int>(log.int_arg("block_size", 16, 1, 1 << 20));
     s.max_num_batched_tokens = log.int_arg("max_num_batched_tokens", 0, 1, std::int64_t{1} << 34);
     s.max_num_seqs = log.int_arg("max_num_seqs", 0, 1, 1 << 24);
+    s.cpu_offload_bytes = log.num_arg("cpu_offload_gb", 0, 0, 1e6) * kGiB;  // per GPU (vllm/config/cache.py)
     context = log.int_arg("max_model_len", 0, 1, std::int64_t{1} << 34);
     if (context == 0) context = log.int_arg("max_seq_len", 0, 1, std::int64_t{1} << 34);
     if (context == 0 && log.concurrency_tokens) context = *log.concurrency_tokens;
