@@ -650,3 +650,25 @@ TEST_CASE("check: parser names against each engine's registry, per release", "[c
     CHECK_FALSE(has_rule(r, "model/tool-call-parser"));
   }
 }
+
+TEST_CASE("check: the KV cache dtype against the engine release's values", "[check][flags]") {
+  auto check_at = [](const std::string& command, const std::string& version) {
+    CheckOptions o;
+    o.commands = {command};
+    o.gpu = "h100";
+    o.engine_version = version;
+    return run_check(catalogue(), o);
+  };
+  const std::string vllm =
+      "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 --enable-auto-tool-choice "
+      "--tool-call-parser llama3_json --kv-cache-dtype ";
+  CHECK_FALSE(has_rule(check_at(vllm + "fp8", ""), "engine/kv-cache-dtype"));
+  CHECK(has_rule(check_at(vllm + "bf16", ""), "engine/kv-cache-dtype", "error"));  // vLLM spells it bfloat16 (0.11+)
+  CHECK_FALSE(has_rule(check_at(vllm + "bfloat16", "0.11.0"), "engine/kv-cache-dtype"));
+  CHECK(has_rule(check_at(vllm + "bfloat16", "0.10.2"), "engine/kv-cache-dtype", "error"));
+  const std::string sglang =
+      "python3 -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --context-length 8192 "
+      "--tool-call-parser llama3 --kv-cache-dtype ";
+  CHECK(has_rule(check_at(sglang + "fp8", ""), "engine/kv-cache-dtype", "error"));  // SGLang: fp8_e4m3 / fp8_e5m2
+  CHECK_FALSE(has_rule(check_at(sglang + "fp8_e4m3", ""), "engine/kv-cache-dtype"));
+}

@@ -2,6 +2,7 @@
 // every flag and value of every generated command is one the engine release accepts, and every
 // generated script is valid bash.
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include <catch2/catch.hpp>
 #include <cstdio>
@@ -514,7 +515,27 @@ TEST_CASE("every generated command uses only flags and values the engine release
                 scripts.push_back(file);
                 // one script of each shape also through a real `bash -n`
                 const std::string shape = fmt::format("{}/{}/{}/{}/{}/{}/{}", to_string(e), ver, kv, nodes, l.pp, l.dp, head);
-                if (shapes.insert(shape).second) shape_scripts.push_back(file);
+                if (shapes.insert(shape).second) {
+                  shape_scripts.push_back(file);
+                  // the LeaderWorkerSet manifest of the same plan: its commands, as the kubelet
+                  // hands them to the engine (LWS variables substituted), pass the table too
+                  const auto docs = YAML::LoadAll(emit_lws(p, "img", "nvidia.com/gpu"));
+                  REQUIRE(docs.size() == 2);
+                  for (const char* tmpl : {"leaderTemplate", "workerTemplate"}) {
+                    std::vector<std::string> argv;
+                    for (const auto& arg : docs[0]["spec"]["leaderWorkerTemplate"][tmpl]["spec"]["containers"][0]["command"]) {
+                      std::string v = arg.as<std::string>();
+                      for (const auto& [var, val] :
+                           std::vector<std::pair<std::string, std::string>>{{"$(LWS_GROUP_SIZE)", std::to_string(nodes)},
+                                                                            {"$(LWS_WORKER_INDEX)", "1"},
+                                                                            {"$(LWS_LEADER_ADDRESS)", "10.0.0.1"}})
+                        for (auto at = v.find(var); at != std::string::npos; at = v.find(var)) v.replace(at, var.size(), val);
+                      argv.push_back(v);
+                    }
+                    INFO("manifest " << tmpl << " " << shape);
+                    CHECK(unaccepted_flags(argv, rel) == std::vector<std::string>{});
+                  }
+                }
               }
             }
           }
@@ -546,4 +567,25 @@ TEST_CASE("every generated command uses only flags and values the engine release
   CHECK(scripts.size() > plans / 2);
   CHECK(bash_syntax_errors(shape_scripts) == "");
   CHECK(bash_syntax_errors(scripts, true) == "");
+}
+
+TEST_CASE("fit prints the SGLang state-pool settings it planned with, where the release has them", "[flags][fit]") {
+  FitOptions fo;
+  fo.model = "qwen3-next-80b-a3b";
+  fo.gpu = "h100";
+  fo.gpus = 2;
+  fo.engine = "sglang";
+  fo.context = "32k";
+  fo.max_mamba_cache_size = 64;
+  fo.disable_radix_cache = true;
+  const Report r = run_fit(cat(), fo);
+  const std::string sg = r.data["flags"]["sglang"];
+  CHECK(sg.find("--max-mamba-cache-size 64") != std::string::npos);
+  CHECK(sg.find("--disable-radix-cache") != std::string::npos);
+  CHECK(unaccepted_flags(split_words("python3 -m sglang.launch_server --model-path x " + sg), flag_release(Engine::sglang, "")).empty());
+  // SGLang 0.5.1 has no --max-mamba-cache-size: the plan cannot be run as written
+  fo.engine_version = "0.5.1";
+  const Report old = run_fit(cat(), fo);
+  CHECK(old.data["fits"] == false);
+  CHECK(old.data["flags"]["sglang"].get<std::string>().find("--max-mamba-cache-size") == std::string::npos);
 }

@@ -94,6 +94,9 @@ struct ServeRequest {
   std::optional<int> cuda_graph_max_bs;                // SGLang
   std::optional<std::int64_t> max_num_batched_tokens;  // vLLM
   std::string served_model_name;
+  // SGLang's linear-attention state pool settings the plan was made with (fit --mamba-*,
+  // --max-mamba-cache-size, --disable-radix-cache); nullptr = the engine's defaults
+  const EngineSettings* settings = nullptr;
 };
 
 struct ServeArgs {

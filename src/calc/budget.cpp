@@ -179,6 +179,7 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     q.context = context;
     q.max_running = std::max<std::int64_t>(per, 1);
     q.kv_dtype = s.kv_dtype;
+    if (asked) q.settings = &s;
     ServeArgs sa = serve_args(q);
     if (r.nodes > 1) {
       const std::size_t at = sa.args.size();

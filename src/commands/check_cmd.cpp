@@ -2,6 +2,7 @@
 // schema, the engines' layout rules, `fit`, model correctness and budget rules. Findings carry
 // file:line:column and render as compiler-style text, JSON or SARIF 2.1.0.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -905,7 +906,11 @@ void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Findin
   // Parser names are checked against the engine's registry for the release (engine_flags.hpp):
   // a name the release does not register is an error (argparse refuses it, or vLLM at start-up);
   // a registered name other than the catalogue's is a warning.
-  if (t.kind != InputKind::deployment) {
+  if (t.kind == InputKind::deployment) {
+    // a deployment file gives k3plan's KV dtype: the engine release must have a name for it
+    const KvDtypeArg kva = engine_kv_dtype(flag_release(d.engine, d.engine_version), d.kv_dtype, m.dtype);
+    if (kKvDtypes.count(d.kv_dtype) && !kva.error.empty()) add("engine/kv-cache-dtype", "error", kva.error, at({"kv_dtype"}));
+  } else {
     const auto& hint = m.engine;
     const ParserNames& names = model_parsers(m, d.engine);
     const FlagRelease rel = flag_release(d.engine, d.engine_version);
@@ -944,6 +949,12 @@ void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Findin
               reg == FlagRegistry::tool_call_parser && d.engine == Engine::vllm ? " (vLLM also needs --enable-auto-tool-choice)" : ""),
           t.anchor);
     };
+    // the KV cache dtype as the command line spells it: one of the release's --kv-cache-dtype values
+    if (kKvDtypes.count(d.kv_dtype) && !table.in_registry(FlagRegistry::kv_cache_dtype, d.kv_dtype, rel))
+      add("engine/kv-cache-dtype", "error",
+          fmt::format("--kv-cache-dtype {}: not a value {} accepts; it accepts {}", d.kv_dtype, rel.label(),
+                      fmt::join(table.registry(FlagRegistry::kv_cache_dtype, rel), ", ")),
+          at({"kv_dtype"}));
     parser(names.tool_call_parser, d.tool_call_parser, "--tool-call-parser", FlagRegistry::tool_call_parser, "model/tool-call-parser",
            "engine/tool-call-parser", "tool_call_parser", "tool calls");
     parser(names.reasoning_parser, d.reasoning_parser, "--reasoning-parser", FlagRegistry::reasoning_parser, "model/reasoning-parser",
@@ -1056,6 +1067,7 @@ constexpr RuleInfo kRules[] = {
     {"memory/context-max", "error", "Context above the model's maximum"},
     {"memory/error", "error", "The memory budget could not be evaluated"},
     {"model/tool-call-parser", "warning", "Tool-call parser missing or different from the model's"},
+    {"engine/kv-cache-dtype", "error", "KV cache dtype the engine release has no --kv-cache-dtype value for"},
     {"engine/tool-call-parser", "error", "Tool-call parser the engine release does not register (it refuses to start)"},
     {"engine/reasoning-parser", "error", "Reasoning parser the engine release does not register (it refuses to start)"},
     {"model/reasoning-parser", "warning", "Reasoning parser missing or different from the model's"},

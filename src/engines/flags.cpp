@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <k3plan/budget.hpp>
 #include <k3plan/embedded.hpp>
 #include <k3plan/engine_flags.hpp>
 #include <k3plan/error.hpp>
@@ -582,6 +583,13 @@ ServeArgs serve_args(const ServeRequest& q) {
   if (e == Engine::sglang) {
     if (q.chunked_prefill_size) a.insert(a.end(), {"--chunked-prefill-size", std::to_string(*q.chunked_prefill_size)});
     if (q.cuda_graph_max_bs) a.insert(a.end(), {"--cuda-graph-max-bs", std::to_string(*q.cuda_graph_max_bs)});
+    if (const EngineSettings* st = q.settings) {
+      if (st->mamba_full_memory_ratio > 0)
+        a.insert(a.end(), {"--mamba-full-memory-ratio", fmt::format("{:g}", st->mamba_full_memory_ratio)});
+      if (st->max_mamba_cache_size > 0) a.insert(a.end(), {"--max-mamba-cache-size", std::to_string(st->max_mamba_cache_size)});
+      if (!st->mamba_radix_cache_strategy.empty()) a.insert(a.end(), {"--mamba-radix-cache-strategy", st->mamba_radix_cache_strategy});
+      if (st->disable_radix_cache) a.push_back("--disable-radix-cache");
+    }
   } else if (q.max_num_batched_tokens) {
     a.insert(a.end(), {"--max-num-batched-tokens", std::to_string(*q.max_num_batched_tokens)});
   }
