@@ -116,6 +116,14 @@ TEST_CASE("flag tables: a release maps to the window that covers it", "[flags]")
   CHECK(newer.window == "main");
   CHECK_FALSE(newer.note.empty());
   CHECK(g.resolve("0.5.19").window == "main");
+  // .postN after the release, rcN before it; absurd suffixes are just large
+  // after 0.4.10.post2, the last 0.4 read, and before 0.5.1: what every 0.4 release accepts, said so
+  CHECK(g.resolve("0.4.10.post3").window == "0.4");
+  CHECK(g.resolve("0.4.10.post3").release.empty());
+  CHECK_FALSE(g.resolve("0.4.10.post3").note.empty());
+  CHECK(g.resolve("0.5.1rc1").window == "0.4");  // before 0.5.1: not read, the older window's common flags
+  CHECK_FALSE(g.resolve("0.5.1rc1").note.empty());
+  CHECK(g.resolve("0.5.4.post99999999999999").window == "0.5");
   // older than the releases read: no table, said so
   const FlagRelease older = v.resolve("0.8.5");
   CHECK_FALSE(older.known());

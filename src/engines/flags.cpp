@@ -53,7 +53,7 @@ Rel parse_rel(const std::string& s) {
   if (!rest.empty() && rest[0] == '.') rest.erase(0, 1);
   auto number_after = [&](std::size_t k) {
     int n = 0;
-    for (; k < rest.size() && std::isdigit(static_cast<unsigned char>(rest[k])); ++k) n = n * 10 + (rest[k] - '0');
+    for (; k < rest.size() && std::isdigit(static_cast<unsigned char>(rest[k])) && n <= 100000; ++k) n = n * 10 + (rest[k] - '0');
     return n;
   };
   if (rest.empty()) {
