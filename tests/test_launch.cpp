@@ -204,7 +204,7 @@ TEST_CASE("launch emits SGLang commands for Kimi K3 on 4 x 8 H100, one per node"
   }
 }
 
-TEST_CASE("without --head-address only the head-address flags expand ${HEAD_ADDR}; a model path holding it stays literal") {
+TEST_CASE("without --head-address only the head-address flags expand HEAD_ADDR, and a model path holding it stays literal") {
   const std::string hostile = "${HEAD_ADDR}$(touch /tmp/k3plan-pwned-head)";
   for (Engine e : {Engine::sglang, Engine::vllm}) {
     LaunchOptions o;
