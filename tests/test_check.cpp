@@ -485,7 +485,9 @@ spec:
     const json& in = r.data.at("inputs").at(0);
     CHECK(in.at("gpus") == 16);
     CHECK(in.at("layout").at("pp") == 2);
-    CHECK(has_rule(r, "model/tool-call-parser", "warning"));  // llama3_json vs the catalogue's llama3
+    // llama3_json is vLLM's name for Llama 3.1 (SGLang's is llama3): nothing to say
+    CHECK_FALSE(has_rule(r, "model/tool-call-parser"));
+    CHECK_FALSE(has_rule(r, "engine/tool-call-parser"));
     CHECK_FALSE(has_rule(r, "engine/nnodes"));
   }
   SECTION("not a LeaderWorkerSet") {
@@ -578,4 +580,95 @@ TEST_CASE("check: unreadable input exits 2 with one clear message", "[check][rob
     CHECK(r.code == 1);
     CHECK(r.out.find("zero.yaml:3:7: error: 'gpus' = 0 is out of range [1, 100000] [schema/range]") != std::string::npos);
   }
+}
+
+TEST_CASE("check: parser names against each engine's registry, per release", "[check][command][flags]") {
+  auto check_at = [](const std::string& command, const std::string& version) {
+    CheckOptions o;
+    o.commands = {command};
+    o.gpu = "h100";
+    o.engine_version = version;
+    return run_check(catalogue(), o);
+  };
+  const std::string vllm = "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 --enable-auto-tool-choice --tool-call-parser ";
+  const std::string sglang =
+      "python3 -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --context-length 8192 --tool-call-parser ";
+  SECTION("the right name for each engine passes") {
+    for (const auto& [cmd, version] : std::vector<std::pair<std::string, std::string>>{
+             {vllm + "llama3_json", ""}, {vllm + "llama3_json", "0.9.2"}, {sglang + "llama3", ""}, {sglang + "llama3", "0.4.2"}}) {
+      const Report r = check_at(cmd, version);
+      INFO(cmd << " @ '" << version << "'\n" << dump_findings(r));
+      CHECK_FALSE(has_rule(r, "engine/tool-call-parser"));
+      CHECK_FALSE(has_rule(r, "model/tool-call-parser"));
+    }
+  }
+  SECTION("the other engine's name is one the engine refuses") {
+    const Report a = check_at(vllm + "llama3", "");
+    INFO(dump_findings(a));
+    CHECK(has_rule(a, "engine/tool-call-parser", "error"));
+    CHECK(a.exit_code == 1);
+    const Report b = check_at(sglang + "llama3_json", "");
+    INFO(dump_findings(b));
+    CHECK(has_rule(b, "engine/tool-call-parser", "error"));
+  }
+  SECTION("a registered name other than the catalogue's is a warning") {
+    const Report r = check_at(vllm + "hermes", "");
+    INFO(dump_findings(r));
+    CHECK(has_rule(r, "model/tool-call-parser", "warning"));
+    CHECK_FALSE(has_rule(r, "engine/tool-call-parser"));
+  }
+  SECTION("per release: Kimi K3's parsers arrived in SGLang 0.5.17 and vLLM main") {
+    const std::string k3 =
+        "python3 -m sglang.launch_server --model-path moonshotai/Kimi-K3 --tp-size 8 --trust-remote-code --context-length 32768 "
+        "--tool-call-parser kimi_k3 --reasoning-parser kimi_k3";
+    const Report ok = check_at(k3, "0.5.17");
+    INFO(dump_findings(ok));
+    CHECK_FALSE(has_rule(ok, "engine/tool-call-parser"));
+    CHECK_FALSE(has_rule(ok, "engine/reasoning-parser"));
+    const Report old = check_at(k3, "0.5.16");
+    INFO(dump_findings(old));
+    CHECK(has_rule(old, "engine/tool-call-parser", "error"));
+    CHECK(has_rule(old, "engine/reasoning-parser", "error"));
+    // without the parsers on a release that lacks them: a note, not a warning to add what would fail
+    const std::string v =
+        "vllm serve moonshotai/Kimi-K3 --tensor-parallel-size 8 --enable-expert-parallel --trust-remote-code "
+        "--max-model-len 32768";
+    const Report none = check_at(v, "0.17.0");
+    INFO(dump_findings(none));
+    CHECK(has_rule(none, "model/tool-call-parser", "note"));
+    CHECK_FALSE(has_rule(none, "model/tool-call-parser", "warning"));
+    const Report newest = check_at(v, "");
+    CHECK(has_rule(newest, "model/tool-call-parser", "warning"));
+  }
+  SECTION("DeepSeek-V3 is not a reasoning model: no reasoning parser asked for") {
+    const Report r = check_at(
+        "python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp-size 8 --trust-remote-code --tool-call-parser "
+        "deepseekv3",
+        "");
+    INFO(dump_findings(r));
+    CHECK_FALSE(has_rule(r, "model/reasoning-parser"));
+    CHECK_FALSE(has_rule(r, "model/tool-call-parser"));
+  }
+}
+
+TEST_CASE("check: the KV cache dtype against the engine release's values", "[check][flags]") {
+  auto check_at = [](const std::string& command, const std::string& version) {
+    CheckOptions o;
+    o.commands = {command};
+    o.gpu = "h100";
+    o.engine_version = version;
+    return run_check(catalogue(), o);
+  };
+  const std::string vllm =
+      "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 --enable-auto-tool-choice "
+      "--tool-call-parser llama3_json --kv-cache-dtype ";
+  CHECK_FALSE(has_rule(check_at(vllm + "fp8", ""), "engine/kv-cache-dtype"));
+  CHECK(has_rule(check_at(vllm + "bf16", ""), "engine/kv-cache-dtype", "error"));  // vLLM spells it bfloat16 (0.11+)
+  CHECK_FALSE(has_rule(check_at(vllm + "bfloat16", "0.11.0"), "engine/kv-cache-dtype"));
+  CHECK(has_rule(check_at(vllm + "bfloat16", "0.10.2"), "engine/kv-cache-dtype", "error"));
+  const std::string sglang =
+      "python3 -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --context-length 8192 "
+      "--tool-call-parser llama3 --kv-cache-dtype ";
+  CHECK(has_rule(check_at(sglang + "fp8", ""), "engine/kv-cache-dtype", "error"));  // SGLang: fp8_e4m3 / fp8_e5m2
+  CHECK_FALSE(has_rule(check_at(sglang + "fp8_e4m3", ""), "engine/kv-cache-dtype"));
 }

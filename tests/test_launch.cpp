@@ -203,3 +203,47 @@ TEST_CASE("launch emits SGLang commands for Kimi K3 on 4 x 8 H100, one per node"
     CHECK(value("--context-length") == "32768");
   }
 }
+
+TEST_CASE("without --head-address only the head-address flags expand HEAD_ADDR, and a model path holding it stays literal") {
+  const std::string hostile = "${HEAD_ADDR}$(touch /tmp/k3plan-pwned-head)";
+  for (Engine e : {Engine::sglang, Engine::vllm}) {
+    LaunchOptions o;
+    o.flags = k3("h100", 32, e);
+    o.flags.context = 32768;
+    o.flags.users = 1;
+    o.flags.model_path = hostile;
+    const Report r = run_launch(cat(), o);
+    REQUIRE(r.exit_code == 0);
+    const fs::path dir = temp_dir();
+    {
+      std::ofstream(dir / "run.sh") << r.raw_text;
+      std::ofstream(dir / "python3") << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n";
+      std::ofstream(dir / "vllm") << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n";
+    }
+    fs::permissions(dir / "python3", fs::perms::owner_all);
+    fs::permissions(dir / "vllm", fs::perms::owner_all);
+    std::remove("/tmp/k3plan-pwned-head");
+    CHECK(run_shell("bash -n " + (dir / "run.sh").string() + " 2>&1; echo rc=$?") == "rc=0\n");
+    // unset: the script refuses before running anything
+    CHECK(run_shell("env -u HEAD_ADDR PATH=" + dir.string() + ":$PATH bash " + (dir / "run.sh").string() + " 1 2>&1; echo rc=$?")
+              .find("rc=2") != std::string::npos);
+    const std::string out = run_shell("HEAD_ADDR=10.9.8.7 PATH=" + dir.string() + ":$PATH bash " + (dir / "run.sh").string() + " 1");
+    std::vector<std::string> args;
+    std::string cur;
+    for (char c : out) {
+      if (c == '\0') {
+        args.push_back(cur);
+        cur.clear();
+      } else {
+        cur += c;
+      }
+    }
+    INFO(to_string(e) << ": " << r.raw_text.substr(0, 3000));
+    CHECK(std::find(args.begin(), args.end(), hostile) != args.end());  // the path, unexpanded
+    const bool head_seen = std::find(args.begin(), args.end(), "10.9.8.7:20000") != args.end() ||
+                           std::find(args.begin(), args.end(), "10.9.8.7") != args.end();
+    CHECK(head_seen);
+    CHECK_FALSE(fs::exists("/tmp/k3plan-pwned-head"));
+    fs::remove_all(dir);
+  }
+}

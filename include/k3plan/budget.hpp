@@ -73,7 +73,7 @@ struct RankBudget {
   double free_bytes = 0;
   double kv_bytes_per_token = 0;
   double state_bytes_per_sequence = 0;
-  double bytes_per_sequence = 0;  // at the requested context, KV + state
+  double bytes_per_sequence = 0;        // at the requested context, KV + state
   std::int64_t kv_tokens = 0;           // tokens every request can use (per KV cache group for vLLM)
   std::int64_t reported_kv_tokens = 0;  // what the engine prints ("GPU KV cache size", "#tokens")
   int block_size = 16;                  // tokens per KV page as the engine sets it (hybrid: raised)
@@ -82,7 +82,7 @@ struct RankBudget {
   std::int64_t max_sequences = 0;       // sequences of the requested context this stage holds
   double sequence_capacity = 0;         // the same before rounding down (for the headroom)
   std::int64_t max_context_one_user = 0;
-  std::int64_t running_cap = 0;         // the engine's running-request cap on this stage (0 = its flag)
+  std::int64_t running_cap = 0;  // the engine's running-request cap on this stage (0 = its flag)
   double sum() const {
     return reserved_bytes + weights_bytes + activation_bytes + overhead_bytes + kv_pool_bytes + state_pool_bytes + free_bytes;
   }
@@ -112,7 +112,10 @@ struct FitResult {
   std::vector<std::string> assumptions;
   std::string engine_label;  // "SGLang 0.5 (0.5.0-0.5.x)": the version window assumed
   AccuracyBand accuracy;     // how close this engine window and model kind came on out-of-sample logs
+  // Both engines' flags (after the model path), every name and value from the engine's flag table
+  // (engine_flags.hpp); what was left out and why in flag_notes.
   std::string sglang_flags, vllm_flags;
+  std::vector<std::string> flag_notes;
 };
 
 // Evaluates one layout. Never throws for "does not fit": sets fits = false with reasons.

@@ -22,6 +22,7 @@ struct CheckOptions {
   std::vector<std::string> commands;   // command lines, or files holding a launch script
   std::vector<std::string> manifests;  // LeaderWorkerSet manifests
   std::string gpu;                     // GPU for commands and manifests (a command line names none)
+  std::string engine_version;          // engine release the commands and manifests run (empty = newest modelled)
   bool strict = false;                 // warnings fail too
   std::string format_hint;             // "sarif": Report.data is a SARIF 2.1.0 log
 };

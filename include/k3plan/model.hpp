@@ -63,10 +63,19 @@ struct MoE {
   int layer_step = 1;                         // MoE on every layer_step-th layer (Llama 4 interleave_moe_layer_step)
 };
 
-struct EngineHints {
+// The parser names one engine registers for the model's tool-call and reasoning output ("" = none).
+struct ParserNames {
   std::string tool_call_parser;
   std::string reasoning_parser;
+};
+
+// What an engine needs to serve the model beyond its layout (data/models/*.yaml `engine:`). Parser
+// names differ between the engines (vLLM llama3_json, SGLang llama3); engine_flags.hpp checks them
+// against each engine's registry for the release asked for.
+struct EngineHints {
   bool trust_remote_code = false;
+  ParserNames sglang;
+  ParserNames vllm;
 };
 
 // Parameter groups, each shipped in its own precision.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <k3plan/budget.hpp>
+#include <k3plan/engine_flags.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/params.hpp>
 #include <k3plan/units.hpp>
@@ -91,8 +92,8 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
   const bool bad_fraction = r.utilization_used <= 0 || r.utilization_used > 1;
   if (bad_fraction) {
     // a GPU too small for the engine's own reserve: the engine would compute a fraction <= 0
-    r.reasons.push_back(fmt::format("{} x {:.1f} GiB leaves nothing after {}'s reserve (memory fraction {:.3f})", gpu.id,
-                                    cap / kGiB, em.display_name(), r.utilization_used));
+    r.reasons.push_back(fmt::format("{} x {:.1f} GiB leaves nothing after {}'s reserve (memory fraction {:.3f})", gpu.id, cap / kGiB,
+                                    em.display_name(), r.utilization_used));
     r.utilization_used = std::clamp(r.utilization_used, 0.01, 1.0);
   }
   EngineDefaults dd = d;
@@ -143,17 +144,17 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
   double capacity = -1;
   for (const auto& b : r.ranks) capacity = capacity < 0 ? b.sequence_capacity : std::min(capacity, b.sequence_capacity);
   r.headroom = pool_l > 0 && capacity > 0 ? 1.0 - static_cast<double>(users_per_group) / capacity
-               : pool_l > 0              ? 1.0 - r.limiting.bytes_per_sequence * static_cast<double>(users_per_group) / pool_l
-                                         : -1;
+               : pool_l > 0               ? 1.0 - r.limiting.bytes_per_sequence * static_cast<double>(users_per_group) / pool_l
+                                          : -1;
 
   if (r.limiting.kv_pool_bytes <= 0 && r.limiting.free_bytes < 0)
     r.reasons.push_back(fmt::format("weights and engine reserve exceed the memory: {} short per GPU on stage {} ({} of weights per GPU)",
                                     human_binary(-r.limiting.free_bytes), r.limiting.stage, human_binary(r.limiting.weights_bytes)));
   else if (r.max_users < users)
-    r.reasons.push_back(fmt::format(
-        "the KV/state pool holds {} users at {} tokens, fewer than the {} requested (the pool holds {} tokens per GPU{})", r.max_users,
-        context, users, r.limiting.kv_tokens,
-        r.limiting.state_slots >= 0 ? fmt::format(", {} state slots", r.limiting.state_slots) : std::string()));
+    r.reasons.push_back(
+        fmt::format("the KV/state pool holds {} users at {} tokens, fewer than the {} requested (the pool holds {} tokens per GPU{})",
+                    r.max_users, context, users, r.limiting.kv_tokens,
+                    r.limiting.state_slots >= 0 ? fmt::format(", {} state slots", r.limiting.state_slots) : std::string()));
   if (s.engine == Engine::vllm && context > 0 && r.max_num_batched_tokens < r.max_num_seqs)
     r.warnings.push_back(fmt::format("max_num_batched_tokens ({}) must be greater than or equal to max_num_seqs ({}).",
                                      r.max_num_batched_tokens, r.max_num_seqs));
@@ -161,25 +162,44 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     r.warnings.push_back(fmt::format("{} has no native {}: weight-only kernels (Marlin, triton) run it, slower", gpu.id, s.precision));
   r.fits = r.reasons.empty();
 
-  // flags for both engines: the engine asked for with its resolved figures, the other with its defaults
-  const std::string kvd = s.kv_dtype;
+  // flags for both engines: the engine asked for with its resolved figures at its version, the
+  // other with its defaults at its newest; one builder with launch (engines/flags.cpp)
   for (Engine e : kEngines) {
     EngineSettings se;
     se.engine = e;
-    const EngineModel& other = e == s.engine ? em : se.model();
+    const bool asked = e == s.engine;
+    const EngineModel& other = asked ? em : se.model();
     const Layout le = other.effective_layout(m, l, true);
     const std::int64_t per = (users + other.kv_instances(le) - 1) / other.kv_instances(le);
-    const EngineDefaults de = e == s.engine ? dd : other.defaults(m, gpu, le, se, per);
-    std::vector<std::string> a = other.parallel_args(m, le);
-    for (auto& x : other.memory_args(de, context, std::max<std::int64_t>(per, 1), kvd)) a.push_back(x);
+    ServeRequest q;
+    q.model = &m;
+    q.engine = &other;
+    q.engine_version = asked ? s.engine_version : "";
+    q.layout = le;
+    q.defaults = asked ? dd : other.defaults(m, gpu, le, se, per);
+    q.context = context;
+    q.max_running = std::max<std::int64_t>(per, 1);
+    q.kv_dtype = s.kv_dtype;
+    if (asked) q.settings = &s;
+    ServeArgs sa = serve_args(q);
     if (r.nodes > 1) {
-      a.push_back("--nnodes");
-      a.push_back(std::to_string(r.nodes));
+      const std::size_t at = sa.args.size();
+      sa.args.insert(sa.args.end(), {"--nnodes", std::to_string(r.nodes)});
+      keep_accepted(sa.args, at, sa.release, sa.notes);
     }
     std::string joined;
-    for (const auto& x : a) joined += (joined.empty() ? "" : " ") + x;
+    for (const auto& x : sa.args) joined += (joined.empty() ? "" : " ") + x;
     (e == Engine::sglang ? r.sglang_flags : r.vllm_flags) = joined;
+    const char* name = e == Engine::vllm ? "vLLM" : "SGLang";
+    for (const auto& n : sa.notes) r.flag_notes.push_back(fmt::format("{} flags: {}", name, n));
+    if (!sa.error.empty()) {
+      if (asked)
+        r.reasons.push_back(sa.error);
+      else
+        r.flag_notes.push_back(fmt::format("{} flags: {}", name, sa.error));
+    }
   }
+  r.fits = r.reasons.empty();
 
   for (auto& a : em.assumptions(m)) r.assumptions.push_back(std::move(a));
   if (m.moe)

@@ -155,10 +155,23 @@ Model parse_model_yaml(const std::string& text, const std::string& origin) {
   }
   if (r.has(root, "engine")) {
     const auto e = root["engine"];
-    r.check_keys(e, {"tool_call_parser", "reasoning_parser", "trust_remote_code"}, "engine");
-    m.engine.tool_call_parser = r.str(e, "tool_call_parser", "engine", false);
-    m.engine.reasoning_parser = r.str(e, "reasoning_parser", "engine", false);
+    r.require_map(e, "engine");
+    for (const char* flat : {"tool_call_parser", "reasoning_parser"})
+      if (e[flat].IsDefined())
+        r.fail(e[flat], std::string("engine.") + flat,
+               "parser names differ between the engines: give them under engine.sglang and engine.vllm (see data/SCHEMA.md)");
+    r.check_keys(e, {"trust_remote_code", "sglang", "vllm"}, "engine");
     m.engine.trust_remote_code = r.boolean(e, "trust_remote_code", "engine", false);
+    for (const char* eng : {"sglang", "vllm"}) {
+      if (!r.has(e, eng)) continue;
+      const auto pe = e[eng];
+      const std::string ctx = std::string("engine.") + eng;
+      r.require_map(pe, ctx);
+      r.check_keys(pe, {"tool_call_parser", "reasoning_parser"}, ctx);
+      ParserNames& p = std::string(eng) == "vllm" ? m.engine.vllm : m.engine.sglang;
+      p.tool_call_parser = r.str(pe, "tool_call_parser", ctx, false);
+      p.reasoning_parser = r.str(pe, "reasoning_parser", ctx, false);
+    }
   }
   const auto a = root["architecture"];
   if (!a.IsDefined()) r.fail(root, "architecture", "missing");

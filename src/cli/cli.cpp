@@ -2,8 +2,8 @@
 
 #include <k3plan/check.hpp>
 #include <k3plan/commands.hpp>
-#include <k3plan/launch.hpp>
 #include <k3plan/engine.hpp>
+#include <k3plan/launch.hpp>
 #include <k3plan/layout.hpp>
 #include <k3plan/perf_cmd.hpp>
 #include <k3plan/report_html.hpp>
@@ -126,7 +126,8 @@ Cli::Cli() {
   validate->add_option("--cases", *vpath, "A cases YAML (default: the embedded data/validation/engine-logs.cases.yaml)");
   auto vlog = std::make_shared<ValidateLogOptions>();
   validate->add_option("--log", vlog->log_path, "A vLLM or SGLang start-up log: compare it with the plan, term by term");
-  validate->add_option("-m,--model", vlog->model, "With --log: the model (catalogue id, config.json, model YAML) when the log's is unknown");
+  validate->add_option("-m,--model", vlog->model,
+                       "With --log: the model (catalogue id, config.json, model YAML) when the log's is unknown");
   validate->add_option("-g,--gpu", vlog->gpu, "With --log: the GPU when the log does not name it");
   validate->add_option("--engine", vlog->engine, "With --log: sglang or vllm (checked against the log)");
   validate->add_option("--engine-version", vlog->engine_version, "With --log: engine release when the log does not print it");
@@ -179,6 +180,8 @@ Cli::Cli() {
       ->allow_extra_args(false);
   check->add_option("--manifest", ck->manifests, "A LeaderWorkerSet manifest (repeatable)")->allow_extra_args(false);
   check->add_option("-g,--gpu", ck->gpu, "GPU the command lines and manifests run on (a command line names none)");
+  check->add_option("--engine-version", ck->engine_version,
+                    "Engine release the command lines and manifests run, e.g. 0.5.8.post1 or 0.10.1.1 (default: the newest modelled)");
   check->add_flag("--strict", ck->strict, "Warnings fail too (exit 1)");
   check->add_option("--format,-f", *ck_format, "Output: table (compiler-style lines), json, sarif (SARIF 2.1.0), yaml, csv or md")
       ->capture_default_str();

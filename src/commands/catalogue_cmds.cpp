@@ -135,10 +135,11 @@ Report run_show(const Catalogue& cat, const ShowOptions& o) {
     if (m.published_checkpoint_bytes)
       info.rows.push_back({"published checkpoint", fmt::format("{} ({})", human_decimal(m.published_checkpoint_bytes->value),
                                                                m.published_checkpoint_bytes->source)});
-    info.rows.push_back(
-        {"parsers", fmt::format("tool-call {}, reasoning {}{}", m.engine.tool_call_parser.empty() ? "-" : m.engine.tool_call_parser,
-                                m.engine.reasoning_parser.empty() ? "-" : m.engine.reasoning_parser,
-                                m.engine.trust_remote_code ? ", --trust-remote-code" : "")});
+    auto dash = [](const std::string& x) { return x.empty() ? std::string("-") : x; };
+    info.rows.push_back({"parsers", fmt::format("SGLang tool-call {}, reasoning {}; vLLM tool-call {}, reasoning {}{}",
+                                                dash(m.engine.sglang.tool_call_parser), dash(m.engine.sglang.reasoning_parser),
+                                                dash(m.engine.vllm.tool_call_parser), dash(m.engine.vllm.reasoning_parser),
+                                                m.engine.trust_remote_code ? "; --trust-remote-code" : "")});
     r.tables.push_back(info);
     Table blocks{"Attention blocks", {"block", "kind", "layers", "geometry"}, {}, {false, false, true, false}};
     std::vector<int> counts(m.blocks.size(), 0);

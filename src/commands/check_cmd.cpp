@@ -2,6 +2,7 @@
 // schema, the engines' layout rules, `fit`, model correctness and budget rules. Findings carry
 // file:line:column and render as compiler-style text, JSON or SARIF 2.1.0.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <k3plan/check.hpp>
 #include <k3plan/cost.hpp>
 #include <k3plan/deploy_fit.hpp>
+#include <k3plan/engine_flags.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/units.hpp>
 #include <map>
@@ -900,25 +902,63 @@ void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Findin
     }
   }
 
-  // correctness for the model: parsers and remote code (only a command line says what it passes)
-  if (t.kind != InputKind::deployment) {
+  // correctness for the model: parsers and remote code (only a command line says what it passes).
+  // Parser names are checked against the engine's registry for the release (engine_flags.hpp):
+  // a name the release does not register is an error (argparse refuses it, or vLLM at start-up);
+  // a registered name other than the catalogue's is a warning.
+  if (t.kind == InputKind::deployment) {
+    // a deployment file gives k3plan's KV dtype: the engine release must have a name for it
+    const KvDtypeArg kva = engine_kv_dtype(flag_release(d.engine, d.engine_version), d.kv_dtype, m.dtype);
+    if (kKvDtypes.count(d.kv_dtype) && !kva.error.empty()) add("engine/kv-cache-dtype", "error", kva.error, at({"kv_dtype"}));
+  } else {
     const auto& hint = m.engine;
-    auto parser = [&](const std::string& want, const std::optional<std::string>& have, const char* flag, const char* rule,
-                      const char* field, const char* what) {
+    const ParserNames& names = model_parsers(m, d.engine);
+    const FlagRelease rel = flag_release(d.engine, d.engine_version);
+    const FlagTable& table = flag_table(d.engine);
+    auto parser = [&](const std::string& want, const std::optional<std::string>& have, const char* flag, FlagRegistry reg, const char* rule,
+                      const char* bad_rule, const char* field, const char* what) {
+      const bool want_registered = want.empty() || table.in_registry(reg, want, rel);
+      if (have) {
+        if (!table.in_registry(reg, *have, rel)) {
+          const auto known = table.registry(reg, rel);
+          const std::string hint_name = closest_match(*have, known);
+          add(bad_rule, "error",
+              fmt::format("{} {}: not a parser {} registers, so it refuses to start{}", flag, *have, rel.label(),
+                          !want.empty() && want_registered ? fmt::format("; {} uses '{}'", m.id, want)
+                          : !hint_name.empty()             ? fmt::format("; did you mean '{}'?", hint_name)
+                                                           : ""),
+              at({field}));
+        } else if (!want.empty() && *have != want) {
+          add(rule, "warning", fmt::format("{} {}: the catalogue names '{}' for {} on {}", flag, *have, want, m.id, engine_name),
+              at({field}));
+        }
+        return;
+      }
       if (want.empty()) return;
-      if (!have)
-        add(rule, "warning",
-            fmt::format("{} needs {} {} for {}; without it they come back as plain text{}", m.id, flag, want, what,
-                        std::string(rule) == "model/tool-call-parser" && d.engine == Engine::vllm
-                            ? " (vLLM also needs --enable-auto-tool-choice)"
-                            : ""),
+      if (!want_registered) {
+        const std::string from = table.first_release_with(reg, want);
+        add(rule, "note",
+            fmt::format("{}'s {} parser {} is not registered in {}{}: {} come back as plain text", m.id, engine_name, want, rel.label(),
+                        from.empty() ? "" : fmt::format(" (registered from {})", from), what),
             t.anchor);
-      else if (*have != want)
-        add(rule, "warning", fmt::format("{} {}: the catalogue names '{}' for {}", flag, *have, want, m.id), at({field}));
+        return;
+      }
+      add(rule, "warning",
+          fmt::format(
+              "{} needs {} {} for {}; without it they come back as plain text{}", m.id, flag, want, what,
+              reg == FlagRegistry::tool_call_parser && d.engine == Engine::vllm ? " (vLLM also needs --enable-auto-tool-choice)" : ""),
+          t.anchor);
     };
-    parser(hint.tool_call_parser, d.tool_call_parser, "--tool-call-parser", "model/tool-call-parser", "tool_call_parser", "tool calls");
-    parser(hint.reasoning_parser, d.reasoning_parser, "--reasoning-parser", "model/reasoning-parser", "reasoning_parser",
-           "reasoning output");
+    // the KV cache dtype as the command line spells it: one of the release's --kv-cache-dtype values
+    if (kKvDtypes.count(d.kv_dtype) && !table.in_registry(FlagRegistry::kv_cache_dtype, d.kv_dtype, rel))
+      add("engine/kv-cache-dtype", "error",
+          fmt::format("--kv-cache-dtype {}: not a value {} accepts; it accepts {}", d.kv_dtype, rel.label(),
+                      fmt::join(table.registry(FlagRegistry::kv_cache_dtype, rel), ", ")),
+          at({"kv_dtype"}));
+    parser(names.tool_call_parser, d.tool_call_parser, "--tool-call-parser", FlagRegistry::tool_call_parser, "model/tool-call-parser",
+           "engine/tool-call-parser", "tool_call_parser", "tool calls");
+    parser(names.reasoning_parser, d.reasoning_parser, "--reasoning-parser", FlagRegistry::reasoning_parser, "model/reasoning-parser",
+           "engine/reasoning-parser", "reasoning_parser", "reasoning output");
     if (hint.trust_remote_code && d.trust_remote_code && !*d.trust_remote_code)
       add("model/trust-remote-code", "error",
           fmt::format("{} ships custom model code: the engine refuses to load it without --trust-remote-code", m.id), t.anchor);
@@ -1027,6 +1067,9 @@ constexpr RuleInfo kRules[] = {
     {"memory/context-max", "error", "Context above the model's maximum"},
     {"memory/error", "error", "The memory budget could not be evaluated"},
     {"model/tool-call-parser", "warning", "Tool-call parser missing or different from the model's"},
+    {"engine/kv-cache-dtype", "error", "KV cache dtype the engine release has no --kv-cache-dtype value for"},
+    {"engine/tool-call-parser", "error", "Tool-call parser the engine release does not register (it refuses to start)"},
+    {"engine/reasoning-parser", "error", "Reasoning parser the engine release does not register (it refuses to start)"},
     {"model/reasoning-parser", "warning", "Reasoning parser missing or different from the model's"},
     {"model/trust-remote-code", "error", "--trust-remote-code missing for a model that ships custom code"},
     {"model/kv-dtype", "error", "KV cache dtype the GPU does not support natively"},
@@ -1102,6 +1145,15 @@ Report run_check(const Catalogue& cat, const CheckOptions& o) {
   if (o.files.empty() && o.commands.empty() && o.manifests.empty())
     throw InputError("check: nothing to check: give deployment files, --command \"vllm serve ...\" or --manifest lws.yaml");
   if (!o.gpu.empty()) (void)cat.gpu(o.gpu);  // an unknown --gpu is a usage error
+  if (!o.engine_version.empty())             // an unknown --engine-version too (either engine's list)
+    for (Engine e : kEngines) {
+      try {
+        (void)engine_model(e, o.engine_version);
+        break;
+      } catch (const InputError&) {
+        if (e == kEngines[std::size(kEngines) - 1]) throw;
+      }
+    }
 
   std::vector<Finding> all;
   json inputs = json::array();
@@ -1155,6 +1207,7 @@ Report run_check(const Catalogue& cat, const CheckOptions& o) {
     t.kind = InputKind::command;
     t.deployment = parse_launch_command(text, origin, f);
     t.deployment.gpu = o.gpu;
+    t.deployment.engine_version = o.engine_version;
     t.anchor = t.deployment.where.count("model") ? t.deployment.where.at("model") : SourcePos{origin, 1, 1};
     json s;
     if (!t.deployment.model.empty()) check_target(cat, t, f, &s);
@@ -1169,6 +1222,7 @@ Report run_check(const Catalogue& cat, const CheckOptions& o) {
     if (targets.empty() && f.empty())
       f.push_back({"manifest/structure", "error", "no LeaderWorkerSet (kind: LeaderWorkerSet) in this file", {m, 1, 1}});
     for (auto& t : targets) {
+      t.deployment.engine_version = o.engine_version;
       json s;
       if (!t.deployment.model.empty()) check_target(cat, t, f, &s);
       s["replicas"] = t.replicas;

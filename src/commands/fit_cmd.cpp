@@ -1,9 +1,12 @@
 // `k3plan fit`: weights lower bounds for every GPU, and the per-GPU memory budget with engine-
 // accurate KV capacity for a load (users x context), with the flags for both engines.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <k3plan/budget.hpp>
 #include <k3plan/commands.hpp>
+#include <k3plan/deploy.hpp>
+#include <k3plan/engine_flags.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/params.hpp>
 #include <k3plan/units.hpp>
@@ -13,6 +16,15 @@
 namespace k3plan {
 
 namespace {
+
+// A model path as a shell word: bare when plain, else single-quoted.
+std::string shell_quote_if_needed(const std::string& p) {
+  for (const char ch : p) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (!(std::isalnum(c) || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == '+' || c == '@')) return shell_quote(p);
+  }
+  return p.empty() ? "''" : p;
+}
 
 nlohmann::json fit_json(const FitResult& f) {
   nlohmann::json j = {{"model", f.model},
@@ -45,6 +57,7 @@ nlohmann::json fit_json(const FitResult& f) {
                       {"reasons", f.reasons},
                       {"warnings", f.warnings},
                       {"flags", {{"sglang", f.sglang_flags}, {"vllm", f.vllm_flags}}},
+                      {"flag_notes", f.flag_notes},
                       {"assumptions", f.assumptions}};
   for (const auto& b : f.ranks) j["stages"].push_back(budget_json(b));
   return j;
@@ -114,8 +127,7 @@ EngineSettings settings_from(const FitOptions& o) {
 }
 
 Table budget_table(const FitResult& f) {
-  Table t{fmt::format("Per-GPU memory budget ({}, stage {} of {}; GiB = 2^30 B)", f.engine_label, f.limiting.stage + 1,
-                      f.ranks.size()),
+  Table t{fmt::format("Per-GPU memory budget ({}, stage {} of {}; GiB = 2^30 B)", f.engine_label, f.limiting.stage + 1, f.ranks.size()),
           {"item", "GiB", "GB", "share"},
           {},
           {false, true, true, true}};
@@ -138,7 +150,7 @@ Table budget_table(const FitResult& f) {
   return t;
 }
 
-void fit_summary(Report& r, const FitResult& f, const Model& m) {
+void fit_summary(Report& r, const FitResult& f, const Model& m, const std::string& spec) {
   r.tables.push_back(budget_table(f));
   Table s{"Answer", {"question", "answer"}, {}, {false, false}};
   s.rows.push_back({"verdict", f.fits ? "FITS" : "DOES NOT FIT"});
@@ -161,12 +173,13 @@ void fit_summary(Report& r, const FitResult& f, const Model& m) {
   s.rows.push_back({"longest context, one user", fmt::format("{} tokens", fmt_int(static_cast<double>(f.max_context_one_user)))});
   s.rows.push_back(
       {"headroom", f.headroom >= 0 ? fmt::format("{:.1f}% of the KV/state pool free at the requested load", f.headroom * 100) : "-"});
-  s.rows.push_back(
-      {"SGLang", "python3 -m sglang.launch_server --model-path " + (m.hf_repo.empty() ? m.id : m.hf_repo) + " " + f.sglang_flags});
-  s.rows.push_back({"vLLM", "vllm serve " + (m.hf_repo.empty() ? m.id : m.hf_repo) + " " + f.vllm_flags});
+  const std::string path = shell_quote_if_needed(serve_model_path(m, spec));
+  s.rows.push_back({"SGLang", "python3 -m sglang.launch_server --model-path " + path + " " + f.sglang_flags});
+  s.rows.push_back({"vLLM", "vllm serve " + path + " " + f.vllm_flags});
   r.tables.push_back(s);
   for (const auto& x : f.reasons) r.notes.push_back("does not fit: " + x);
   for (const auto& x : f.warnings) r.notes.push_back("warning: " + x);
+  for (const auto& x : f.flag_notes) r.notes.push_back("note: " + x);
   for (const auto& a : f.assumptions) r.assumptions.push_back(a);
 }
 
@@ -175,6 +188,9 @@ void fit_summary(Report& r, const FitResult& f, const Model& m) {
 Report run_fit(const Catalogue& cat, const FitOptions& o) {
   const Model m = resolve_model(cat, o.model);
   const EngineSettings s = settings_from(o);
+  // a KV cache dtype the engine release has no name for is a usage error, not "does not fit"
+  if (const KvDtypeArg kv = engine_kv_dtype(flag_release(s.engine, s.engine_version), s.kv_dtype, m.dtype); !kv.error.empty())
+    throw InputError(kv.error);
   if (o.users < 1 || o.users > 10000000) throw InputError(fmt::format("--users {}: must be between 1 and 10,000,000", o.users));
   std::int64_t context = o.context.empty() ? std::min<std::int64_t>(m.max_context, 32768) : parse_context(o.context, "--context");
   const auto p = count_params(m);
@@ -299,7 +315,7 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
   } else {
     f = search_fit(m, g, s, context, o.users);
   }
-  fit_summary(r, f, m);
+  fit_summary(r, f, m, o.model);
   r.data = fit_json(f);
   r.data["assumptions"] = r.assumptions;
   r.exit_code = f.fits ? 0 : 1;

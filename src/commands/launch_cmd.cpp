@@ -71,6 +71,12 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
   }
   const DeploymentFit df = fit_deployment(cat, d);
   const FitResult& f = df.fit;
+  if (const KvDtypeArg kv = engine_kv_dtype(flag_release(d.engine, d.engine_version), d.kv_dtype, df.model.dtype); !kv.error.empty()) {
+    r.exit_code = 1;
+    r.notes.push_back("launch refused: " + kv.error);
+    r.data = {{"emitted", false}, {"reasons", {kv.error}}};
+    return r;
+  }
   if (!f.fits) {
     r.exit_code = 1;
     r.notes.push_back(fmt::format("launch refused: {} on {} x {} does not fit:", df.model.id, df.gpus, df.gpu->id));
@@ -78,7 +84,16 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
     r.data = {{"emitted", false}, {"reasons", f.reasons}};
     return r;
   }
-  const LaunchPlan plan = make_launch_plan(d, df.model, f.layout, df.gpus, df.nodes, df.gpu->gpus_per_node, df.context, f.utilization_used);
+  const LaunchPlan plan =
+      make_launch_plan(d, df.model, f.layout, df.gpus, df.nodes, df.gpu->gpus_per_node, df.context, f.utilization_used, f.max_num_seqs);
+  if (!plan.error.empty()) {
+    // the engine release would refuse (or silently change) what fit planned: emit nothing
+    r.exit_code = 1;
+    r.notes.push_back(fmt::format("launch refused: {}", plan.error));
+    for (const auto& n : plan.notes) r.notes.push_back("  - " + n);
+    r.data = {{"emitted", false}, {"reasons", {plan.error}}};
+    return r;
+  }
   const std::string image =
       !o.image.empty() ? o.image : engine_model(d.engine, d.engine_version).default_image();
   const std::string gpu_res = df.gpu->vendor == "amd" ? "amd.com/gpu" : "nvidia.com/gpu";
@@ -90,6 +105,7 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
             {"gpus", df.gpus},
             {"nodes", df.nodes},
             {"engine", to_string(d.engine)},
+            {"engine_flags", plan.release.label()},
             {"layout",
              {{"tp", f.layout.tp},
               {"ep", f.layout.ep},
@@ -136,6 +152,8 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
     r.raw_text = text;
   }
   for (const auto& w : f.warnings) r.notes.push_back("warning: " + w);
+  for (const auto& n : plan.notes) r.notes.push_back("note: " + n);
+  r.data["notes"] = plan.notes;
   return r;
 }
 

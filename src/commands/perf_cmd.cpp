@@ -9,6 +9,7 @@
 #include <fstream>
 #include <k3plan/budget.hpp>
 #include <k3plan/embedded.hpp>
+#include <k3plan/engine_flags.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/params.hpp>
 #include <k3plan/perf_cmd.hpp>
@@ -509,9 +510,9 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
   if (p.queued)
     r.notes.push_back(
         fmt::format("{} users exceed the {} requests the KV pool holds: the rest wait, which adds to TTFT", o.concurrency, mc.max_running));
-  r.notes.push_back("SGLang: python3 -m sglang.launch_server --model-path " + (m.hf_repo.empty() ? m.id : m.hf_repo) + " " +
-                    f.sglang_flags);
-  r.notes.push_back("vLLM: vllm serve " + (m.hf_repo.empty() ? m.id : m.hf_repo) + " " + f.vllm_flags);
+  r.notes.push_back("SGLang: python3 -m sglang.launch_server --model-path " + serve_model_path(m, o.model) + " " + f.sglang_flags);
+  r.notes.push_back("vLLM: vllm serve " + serve_model_path(m, o.model) + " " + f.vllm_flags);
+  for (const auto& x : f.flag_notes) r.notes.push_back("note: " + x);
   if (o.engine == "trt" || o.engine == "atom") r.notes.push_back(o.engine + ": layout and memory checked with SGLang's rules");
   r.assumptions.push_back(kModelAssumption);
   add_lines(r, eff.assumptions);
@@ -955,7 +956,7 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
     if (s.engine == Engine::vllm) s.max_num_seqs = c.conc;
     const FitResult f = evaluate_fit(with_precision(base, po.uniform, po.experts), *gpus[static_cast<std::size_t>(c.gpu_index)], c.layout,
                                      s, context, c.conc);
-    const std::string repo = base.hf_repo.empty() ? base.id : base.hf_repo;
+    const std::string repo = serve_model_path(base, o.model);
     return c.engine == "vllm" ? "vllm serve " + repo + " " + f.vllm_flags
                               : "python3 -m sglang.launch_server --model-path " + repo + " " + f.sglang_flags;
   };

@@ -213,7 +213,7 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
   json& d = r.data;
   d["model"] = m.id;
   d["model_name"] = m.name;
-  d["model_path"] = m.hf_repo.empty() ? o.model : m.hf_repo;
+  d["model_path"] = serve_model_path(m, o.model);
   d["engine"] = to_string(s.engine);
   d["kv_dtype"] = o.kv_dtype;
   d["context"] = context;
@@ -480,11 +480,13 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
     dep.context = context;
     dep.users = o.users;
     dep.kv_dtype = o.kv_dtype;
-    const LaunchPlan plan = make_launch_plan(dep, m, f.layout, f.gpus, f.nodes, g.gpus_per_node, context, f.utilization_used);
+    dep.engine_version = s.engine_version;
+    const LaunchPlan plan =
+        make_launch_plan(dep, m, f.layout, f.gpus, f.nodes, g.gpus_per_node, context, f.utilization_used, f.max_num_seqs);
     json cmds = json::array();
     for (const auto& c : plan.nodes_cmd) cmds.push_back({{"rank", c.rank}, {"env", c.env}, {"argv", c.argv}});
-    d["launch"] = {
-        {"script", emit_shell(plan)}, {"commands", cmds}, {"health_check", "curl -sf " + plan.health_url}, {"ready_line", plan.ready_line}};
+    d["launch"] = {{"script", emit_shell(plan)},    {"commands", cmds},    {"health_check", "curl -sf " + plan.health_url},
+                   {"ready_line", plan.ready_line}, {"notes", plan.notes}, {"error", plan.error}};
   } else {
     d["launch"] = nullptr;
   }

@@ -3,22 +3,24 @@
 // expand variables hidden in a model path.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
+#include <k3plan/engine_flags.hpp>
 #include <k3plan/launch.hpp>
+#include <string_view>
 
 namespace k3plan {
 
 namespace {
 
-std::string sglang_kv(const std::string& d) {
-  if (d == "fp8") return "fp8_e4m3";
-  if (d == "bf16" || d == "fp16" || d == "auto") return "auto";
-  return d;
-}
-std::string vllm_kv(const std::string& d) {
-  if (d == "fp8_e4m3") return "fp8";
-  if (d == "bf16" || d == "fp16") return "auto";
-  return d;
+constexpr std::string_view kHeadAddrVar = "${HEAD_ADDR}";
+
+// Text for a `#` comment: control characters (a newline would end the comment) become spaces.
+std::string comment_text(const std::string& s) {
+  std::string o = s;
+  for (auto& c : o)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  return o;
 }
 
 // Plain words stay bare for readability; anything else is single-quoted.
@@ -45,70 +47,69 @@ std::string k8s_escape(const std::string& s) {
 }  // namespace
 
 LaunchPlan make_launch_plan(const Deployment& d, const Model& m, const Layout& l, int gpus, int nodes, int gpus_per_node,
-                            std::int64_t context, double memory_fraction) {
+                            std::int64_t context, double memory_fraction, std::int64_t max_num_seqs) {
   LaunchPlan p;
   p.deployment = d;
   p.model_id = m.id;
   p.gpus = gpus;
   p.nodes = nodes;
   p.gpus_per_node = gpus_per_node;
-  const std::string model_path = !d.model_path.empty() ? d.model_path : (!m.hf_repo.empty() ? m.hf_repo : d.model);
+  const std::string model_path = !d.model_path.empty() ? d.model_path : serve_model_path(m, d.model);
   const int port = d.port > 0 ? d.port : d.default_port();
-  const std::string head = d.head_address.empty() ? "${HEAD_ADDR}" : d.head_address;
+  const std::string head = d.head_address.empty() ? std::string(kHeadAddrVar) : d.head_address;
   p.health_url = fmt::format("http://{}:{}/v1/models", d.host == "0.0.0.0" ? "127.0.0.1" : d.host, port);
+  p.ready_line = d.engine == Engine::sglang ? "The server is fired up and ready to roll!" : "Application startup complete.";
+
+  // the engine's own flags, one builder for fit, launch and report (engines/flags.cpp)
+  ServeRequest q;
+  q.model = &m;
+  q.engine = &engine_model(d.engine, d.engine_version);
+  q.engine_version = d.engine_version;
+  q.layout = l;
+  q.defaults.memory_fraction = memory_fraction;
+  q.context = context;
+  q.max_running = d.max_num_seqs ? *d.max_num_seqs : d.engine == Engine::vllm && max_num_seqs > 0 ? max_num_seqs : d.users;
+  q.kv_dtype = d.kv_dtype;
+  q.chunked_prefill_size = d.chunked_prefill_size;
+  q.cuda_graph_max_bs = d.cuda_graph_max_bs;
+  q.max_num_batched_tokens = d.max_num_batched_tokens;
+  q.served_model_name = d.served_model_name;
+  const ServeArgs sa = serve_args(q);
+  p.release = sa.release;
+  p.notes = sa.notes;
+  p.error = sa.error;
+
   for (int r = 0; r < nodes; ++r) {
     NodeCommand c;
     c.rank = r;
     std::vector<std::string>& a = c.argv;
-    if (d.engine == Engine::sglang) {
-      p.ready_line = "The server is fired up and ready to roll!";
-      a = {"python3", "-m", "sglang.launch_server", "--model-path", model_path, "--tp-size", std::to_string(l.tp)};
-      if (l.ep > 1) a.insert(a.end(), {"--ep-size", std::to_string(l.ep)});
-      if (l.pp > 1) a.insert(a.end(), {"--pp-size", std::to_string(l.pp)});
-      if (l.dp > 1) a.insert(a.end(), {"--dp-size", std::to_string(l.dp)});
-      if (l.dp_attention) a.push_back("--enable-dp-attention");
-      if (l.dcp > 1) a.insert(a.end(), {"--dcp-size", std::to_string(l.dcp)});
-      a.insert(a.end(), {"--mem-fraction-static", fmt::format("{:.3f}", memory_fraction), "--context-length", std::to_string(context),
-                         "--max-running-requests", std::to_string(d.max_num_seqs ? *d.max_num_seqs : d.users), "--kv-cache-dtype",
-                         sglang_kv(d.kv_dtype)});
-      if (d.chunked_prefill_size) a.insert(a.end(), {"--chunked-prefill-size", std::to_string(*d.chunked_prefill_size)});
-      if (d.cuda_graph_max_bs) a.insert(a.end(), {"--cuda-graph-max-bs", std::to_string(*d.cuda_graph_max_bs)});
-      if (m.engine.trust_remote_code) a.push_back("--trust-remote-code");
-      if (!m.engine.tool_call_parser.empty()) a.insert(a.end(), {"--tool-call-parser", m.engine.tool_call_parser});
-      if (!m.engine.reasoning_parser.empty()) a.insert(a.end(), {"--reasoning-parser", m.engine.reasoning_parser});
-      if (!d.served_model_name.empty()) a.insert(a.end(), {"--served-model-name", d.served_model_name});
-      if (nodes > 1)
+    if (d.engine == Engine::sglang)
+      a = {"python3", "-m", "sglang.launch_server", "--model-path", model_path};
+    else
+      a = {"vllm", "serve", model_path};
+    a.insert(a.end(), sa.args.begin(), sa.args.end());
+    const std::size_t node_flags = a.size();
+    if (nodes > 1) {
+      if (d.engine == Engine::sglang) {
         a.insert(a.end(), {"--nnodes", std::to_string(nodes), "--node-rank", std::to_string(r), "--dist-init-addr", head + ":20000"});
-      a.insert(a.end(), {"--host", d.host, "--port", std::to_string(port)});
-    } else {
-      p.ready_line = "Application startup complete.";
-      a = {"vllm", "serve", model_path, "--tensor-parallel-size", std::to_string(l.tp), "--pipeline-parallel-size", std::to_string(l.pp)};
-      if (l.dp > 1) a.insert(a.end(), {"--data-parallel-size", std::to_string(l.dp)});
-      if (m.moe && l.ep > 1) a.push_back("--enable-expert-parallel");
-      if (l.dcp > 1) a.insert(a.end(), {"--decode-context-parallel-size", std::to_string(l.dcp)});
-      a.insert(a.end(), {"--gpu-memory-utilization", fmt::format("{:.2f}", memory_fraction), "--max-model-len", std::to_string(context),
-                         "--kv-cache-dtype", vllm_kv(d.kv_dtype)});
-      if (d.max_num_seqs) a.insert(a.end(), {"--max-num-seqs", std::to_string(*d.max_num_seqs)});
-      if (d.max_num_batched_tokens) a.insert(a.end(), {"--max-num-batched-tokens", std::to_string(*d.max_num_batched_tokens)});
-      if (m.engine.trust_remote_code) a.push_back("--trust-remote-code");
-      if (!m.engine.tool_call_parser.empty())
-        a.insert(a.end(), {"--enable-auto-tool-choice", "--tool-call-parser", m.engine.tool_call_parser});
-      if (!m.engine.reasoning_parser.empty()) a.insert(a.end(), {"--reasoning-parser", m.engine.reasoning_parser});
-      if (!d.served_model_name.empty()) a.insert(a.end(), {"--served-model-name", d.served_model_name});
-      if (nodes > 1) {
-        if (l.dp > 1) {
-          // DP + EP across nodes: one `vllm serve` per node, DP ranks split evenly
-          const int local = l.dp / nodes;
-          a.insert(a.end(), {"--data-parallel-size-local", std::to_string(local), "--data-parallel-address", head,
-                             "--data-parallel-rpc-port", "13345"});
-          if (r > 0) a.insert(a.end(), {"--data-parallel-start-rank", std::to_string(r * local), "--headless"});
-        } else {
-          a.insert(a.end(), {"--nnodes", std::to_string(nodes), "--node-rank", std::to_string(r), "--master-addr", head});
-          if (r > 0) a.push_back("--headless");
-        }
+      } else if (l.dp > 1) {
+        // DP + EP across nodes: one `vllm serve` per node, DP ranks split evenly
+        const int local = l.dp / nodes;
+        a.insert(a.end(), {"--data-parallel-size-local", std::to_string(local), "--data-parallel-address", head, "--data-parallel-rpc-port",
+                           "13345"});
+        if (r > 0) a.insert(a.end(), {"--data-parallel-start-rank", std::to_string(r * local), "--headless"});
+      } else {
+        a.insert(a.end(), {"--nnodes", std::to_string(nodes), "--node-rank", std::to_string(r), "--master-addr", head});
+        if (r > 0) a.push_back("--headless");
       }
-      a.insert(a.end(), {"--host", d.host, "--port", std::to_string(port)});
     }
+    a.insert(a.end(), {"--host", d.host, "--port", std::to_string(port)});
+    std::vector<std::string> dropped;
+    keep_accepted(a, node_flags, sa.release, dropped);
+    if (!dropped.empty() && p.error.empty())
+      p.error = fmt::format("{} cannot run {} nodes as planned: {}", sa.release.label(), nodes, dropped.front());
+    for (auto& x : dropped)
+      if (std::find(p.notes.begin(), p.notes.end(), x) == p.notes.end()) p.notes.push_back(x);
     if (nodes > 1) c.env = {"GLOO_SOCKET_IFNAME=${GLOO_SOCKET_IFNAME:-eth0}", "NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-eth0}"};
     p.nodes_cmd.push_back(c);
   }
@@ -118,32 +119,40 @@ LaunchPlan make_launch_plan(const Deployment& d, const Model& m, const Layout& l
 std::string emit_shell(const LaunchPlan& p, int only_rank) {
   const Deployment& d = p.deployment;
   std::string s = "#!/usr/bin/env bash\n";
-  s += fmt::format("# Generated by k3plan for {} on {} x {} ({} node{}); checked with `k3plan fit` first.\n", p.model_id, p.gpus, d.gpu,
-                   p.nodes, p.nodes > 1 ? "s" : "");
+  s += fmt::format("# Generated by k3plan for {} on {} x {} ({} node{}); checked with `k3plan fit` first.\n", comment_text(p.model_id),
+                   p.gpus, d.gpu, p.nodes, p.nodes > 1 ? "s" : "");
   s += fmt::format("# Ready when the server prints: {}\n", p.ready_line);
-  s += fmt::format("# Health check: curl -sf {}\n", p.health_url);
+  s += fmt::format("# Health check: curl -sf {}\n", comment_text(p.health_url));
+  s += fmt::format("# Flags checked against {} (data/engines/{}-flags.yaml).\n", p.release.label(), to_string(d.engine));
+  for (const auto& n : p.notes) s += "# note: " + comment_text(n) + "\n";
   s += "set -euo pipefail\n";
   if (only_rank < 0) {
     s += fmt::format("NODE_RANK=\"${{1:-0}}\"\ncase \"$NODE_RANK\" in\n");
     for (const auto& c : p.nodes_cmd) s += fmt::format("  {}) ;;\n", c.rank);
     s += fmt::format("  *) echo \"usage: $0 NODE_RANK (0..{})\" >&2; exit 2 ;;\nesac\n", p.nodes - 1);
   }
-  if (p.nodes > 1 && d.head_address.empty()) s += ": \"${HEAD_ADDR:?set HEAD_ADDR to the head node's address (node rank 0)}\"\n";
+  // The head address is the one value left for the shell to expand. The message is a fixed,
+  // single-quoted string; no user value is ever inside double quotes.
+  if (p.nodes > 1 && d.head_address.empty())
+    s += "if [ -z \"${HEAD_ADDR:-}\" ]; then\n  echo " + shell_quote("set HEAD_ADDR to the address of the head node (node rank 0)") +
+         " >&2\n  exit 2\nfi\n";
   auto one = [&](const NodeCommand& c, const std::string& indent) {
     std::string o;
     for (const auto& e : c.env) {
+      // fixed NAME=${NAME:-default} pairs written by make_launch_plan, never user values
       const auto eq = e.find('=');
       o += indent + "export " + e.substr(0, eq) + "=\"" + e.substr(eq + 1) + "\"\n";
     }
     o += indent + "exec";
-    for (const auto& arg : c.argv) {
-      // ${HEAD_ADDR} is the one value left for the shell to expand (inside double quotes)
-      if (arg.find("${HEAD_ADDR}") != std::string::npos && arg.find_first_of("'\"`\\\n") == std::string::npos && d.head_address.empty()) {
-        std::string safe = arg;
-        o += " \"" + safe + "\"";
-      } else {
+    for (std::size_t i = 0; i < c.argv.size(); ++i) {
+      const std::string& arg = c.argv[i];
+      const std::string prev = i > 0 ? c.argv[i - 1] : "";
+      const bool head_flag = prev == "--dist-init-addr" || prev == "--data-parallel-address" || prev == "--master-addr";
+      if (head_flag && d.head_address.empty() && arg.rfind(kHeadAddrVar, 0) == 0)
+        o += " \"" + std::string(kHeadAddrVar) + "\"" +
+             (arg.size() > kHeadAddrVar.size() ? shell_word(arg.substr(kHeadAddrVar.size())) : "");
+      else
         o += " " + shell_word(arg);
-      }
     }
     return o + "\n";
   };
@@ -180,10 +189,10 @@ std::string emit_lws(const LaunchPlan& p, const std::string& image, const std::s
       } else if (prev == "--nnodes") {
         a = "$(LWS_GROUP_SIZE)";
         raw = true;
-      } else if (a == "${HEAD_ADDR}:20000") {
+      } else if (d.head_address.empty() && prev == "--dist-init-addr" && a == "${HEAD_ADDR}:20000") {
         a = "$(LWS_LEADER_ADDRESS):20000";
         raw = true;
-      } else if (a == "${HEAD_ADDR}") {
+      } else if (d.head_address.empty() && (prev == "--master-addr" || prev == "--data-parallel-address") && a == "${HEAD_ADDR}") {
         a = "$(LWS_LEADER_ADDRESS)";
         raw = true;
       }
@@ -216,9 +225,11 @@ std::string emit_lws(const LaunchPlan& p, const std::string& image, const std::s
     return o;
   };
   std::string s;
-  s += fmt::format("# Generated by k3plan for {} on {} x {} ({} pods of {} GPUs); checked with `k3plan fit` first.\n", p.model_id, p.gpus,
-                   d.gpu, p.nodes, std::min(p.gpus, p.gpus_per_node));
+  s += fmt::format("# Generated by k3plan for {} on {} x {} ({} pods of {} GPUs); checked with `k3plan fit` first.\n",
+                   comment_text(p.model_id), p.gpus, d.gpu, p.nodes, std::min(p.gpus, p.gpus_per_node));
   s += fmt::format("# Ready when the leader prints: {}\n", p.ready_line);
+  s += fmt::format("# Flags checked against {} (data/engines/{}-flags.yaml).\n", p.release.label(), to_string(d.engine));
+  for (const auto& n : p.notes) s += "# note: " + comment_text(n) + "\n";
   s += "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata:\n";
   s += fmt::format("  name: {}\n", yaml_quote(name));
   s += "spec:\n  replicas: 1\n  startupPolicy: LeaderCreated\n  leaderWorkerTemplate:\n";
