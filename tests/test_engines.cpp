@@ -26,8 +26,9 @@ json fit_json(const std::vector<std::string>& extra) {
 // accounts for most of the remaining gap (see the closing note of the engine-models issue).
 TEST_CASE("Kimi K3 on 16 x H200 with SGLang 0.5.16: the request cap and token pool the recipe printed, within 5 percent",
           "[engines][sglang][k3]") {
-  const std::vector<std::string> base = {"-m", "kimi-k3", "-g", "h200", "-n", "16", "--tp", "16", "--ep", "16", "-c", "256k",
-                                         "--kv-dtype", "bf16", "--engine-version", "0.5.16"};
+  const std::vector<std::string> base = {
+      "-m",   "kimi-k3",          "-g",    "h200", "-n", "16", "--tp", "16", "--ep", "16", "-c", "256k", "--kv-dtype",
+      "bf16", "--engine-version", "0.5.16"};
   SECTION("default") {
     auto args = base;
     args.insert(args.end(), {"--mem-fraction-static", "0.88"});
@@ -38,8 +39,8 @@ TEST_CASE("Kimi K3 on 16 x H200 with SGLang 0.5.16: the request cap and token po
   }
   SECTION("WIDE: more state slots, fewer tokens") {
     auto args = base;
-    args.insert(args.end(), {"--mem-fraction-static", "0.90", "--mamba-full-memory-ratio", "3.2", "--mamba-radix-cache-strategy",
-                             "extra_buffer_lazy"});
+    args.insert(args.end(),
+                {"--mem-fraction-static", "0.90", "--mamba-full-memory-ratio", "3.2", "--mamba-radix-cache-strategy", "extra_buffer_lazy"});
     const json j = fit_json(args);
     CHECK(j.at("per_gpu").at("reported_kv_tokens").get<double>() == Approx(198936).epsilon(0.05));
     CHECK(j.at("per_gpu").at("max_running_requests").get<double>() == Approx(156).epsilon(0.05));
@@ -63,8 +64,7 @@ TEST_CASE("SGLang's state pool is the mamba_full_memory_ratio share of the memor
   CHECK(fit_json(c).at("per_gpu").at("state_slots") == 512);
 }
 
-TEST_CASE("vLLM hybrid models: the attention block grows until one page holds a state, and the groups share one pool",
-          "[engines][vllm]") {
+TEST_CASE("vLLM hybrid models: the attention block grows until one page holds a state, and the groups share one pool", "[engines][vllm]") {
   const json j = fit_json({"-m", "qwen3-next-80b-a3b", "-g", "h100", "-n", "4", "--tp", "4", "--engine", "vllm", "-c", "32k"});
   const json& g = j.at("per_gpu");
   CHECK(g.at("block_size").get<int>() > 16);

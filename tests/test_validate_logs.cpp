@@ -7,12 +7,11 @@
 // Cases whose header carries `# in_sample:` set a constant of the engine models; they are reported
 // apart and never count as validation. The table is written to
 // ${build}/engine-validation-logs.md; `make validation-table` copies it to docs/.
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "support.hpp"
@@ -155,8 +154,8 @@ void write_table(const std::vector<LogCase>& cs) {
     md << "| " << c.engine << " | " << c.file << " | " << md_escape(c.header.count("kind") ? c.header.at("kind") : "") << " | "
        << c.out.at("gpu").get<std::string>() << " | " << c.out.at("engine_version").get<std::string>() << " | "
        << c.out.at("logged").at("kv_cache_tokens").get<long long>() << " | " << c.out.at("predicted").at("kv_cache_tokens").get<long long>()
-       << " | " << (c.error_pct >= 0 ? "+" : "") << std::round(c.error_pct * 100) / 100 << "% | " << c.out.at("explained_by").get<std::string>()
-       << " | " << (c.in_sample ? md_escape(c.header.at("in_sample")) : "") << " |\n";
+       << " | " << (c.error_pct >= 0 ? "+" : "") << std::round(c.error_pct * 100) / 100 << "% | "
+       << c.out.at("explained_by").get<std::string>() << " | " << (c.in_sample ? md_escape(c.header.at("in_sample")) : "") << " |\n";
   }
   md << "\nLogs not run (the input a user would need is missing):\n\n| engine | log | why |\n|---|---|---|\n";
   for (const auto& c : cs)

@@ -48,7 +48,7 @@ struct FitOptions {
   std::string context;  // empty = model maximum / default
   std::int64_t users = 1;
   std::string engine = "sglang";
-  std::string engine_version;  // empty = newest modelled
+  std::string engine_version;          // empty = newest modelled
   int tp = 0, ep = 0, dp = 0, pp = 0;  // 0 = search / default
   int dcp = 0;                         // decode context parallel (MLA)
   bool dp_attention = false;

@@ -28,16 +28,16 @@ namespace k3plan {
 
 struct EngineLog {
   std::string origin;
-  std::optional<Engine> engine;  // absent when nothing engine-specific was found
-  std::string version;           // as logged ("0.10.1.1"); empty when the log does not say
-  std::string args_from;         // which line the arguments came from
-  bool v0_engine = false;        // vLLM "Initializing an LLM engine" (the V0 engine, VLLM_USE_V1=0)
+  std::optional<Engine> engine;             // absent when nothing engine-specific was found
+  std::string version;                      // as logged ("0.10.1.1"); empty when the log does not say
+  std::string args_from;                    // which line the arguments came from
+  bool v0_engine = false;                   // vLLM "Initializing an LLM engine" (the V0 engine, VLLM_USE_V1=0)
   std::map<std::string, std::string> args;  // serving arguments, values unquoted (None = "None")
-  std::string command;  // a `vllm serve` / `sglang.launch_server` command found in the log (continuations joined)
+  std::string command;                      // a `vllm serve` / `sglang.launch_server` command found in the log (continuations joined)
 
   // vLLM (bytes, tokens)
-  std::optional<double> total_bytes, initial_free_bytes, requested_bytes, weights_bytes, activation_bytes, non_torch_bytes,
-      non_kv_bytes, kv_pool_bytes, cudagraph_bytes;
+  std::optional<double> total_bytes, initial_free_bytes, requested_bytes, weights_bytes, activation_bytes, non_torch_bytes, non_kv_bytes,
+      kv_pool_bytes, cudagraph_bytes;
   std::optional<std::int64_t> kv_cache_tokens, gpu_blocks, concurrency_tokens;
   std::optional<double> max_concurrency;
   // SGLang

@@ -1,8 +1,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <k3plan/error.hpp>
 #include <k3plan/engine.hpp>
+#include <k3plan/error.hpp>
 #include <k3plan/layout.hpp>
 
 namespace k3plan {
@@ -13,8 +13,8 @@ int nodes_for(const Gpu& g, int gpus) { return gpus <= g.gpus_per_node ? 1 : (gp
 
 int Layout::gpus(Engine e) const { return engine_model(e).gpus(*this); }
 
-std::vector<std::string> layout_refusals(const Model& m, const Gpu& gpu, Engine engine, const Layout& l,
-                                         std::vector<std::string>* warnings, const std::string& engine_version) {
+std::vector<std::string> layout_refusals(const Model& m, const Gpu& gpu, Engine engine, const Layout& l, std::vector<std::string>* warnings,
+                                         const std::string& engine_version) {
   std::vector<std::string> r;
   for (const auto& x : engine_model(engine, engine_version).refusals(m, gpu, l)) r.push_back(x.message);
   if (warnings && l.tp >= 1 && l.tp <= 4096 && l.tp > gpu.gpus_per_node && l.tp > gpu.scaleup_domain_gpus)

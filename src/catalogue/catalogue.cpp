@@ -372,9 +372,9 @@ Catalogue Catalogue::embedded() {
   // the commands that use them
   for (const auto& f : embedded_files()) {
     const std::string path = f.path;
-    const bool entry =
-        path == "gpus.yaml" || path == "prices.yaml" || path.rfind("models/", 0) == 0 || path.rfind("validation/models/", 0) == 0 ||
-        path == "validation/gpus.yaml";  // GPUs of the public start-up logs (A100, L4, RTX ...): validation only
+    const bool entry = path == "gpus.yaml" || path == "prices.yaml" || path.rfind("models/", 0) == 0 ||
+                       path.rfind("validation/models/", 0) == 0 ||
+                       path == "validation/gpus.yaml";  // GPUs of the public start-up logs (A100, L4, RTX ...): validation only
     if (entry) c.add_text(std::string(f.text), "data/" + path);
   }
   return c;

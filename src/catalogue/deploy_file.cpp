@@ -173,7 +173,9 @@ Deployment parse_deployment(const std::string& text, const std::string& origin, 
   Deployment d;
   d.file = origin;
   Reader r{origin, findings, d};
-  r.keys(root, {"model", "gpu", "gpus", "nodes", "engine", "engine_version", "parallel", "context", "users", "kv_dtype", "engine_args", "serve", "budget"},
+  r.keys(root,
+         {"model", "gpu", "gpus", "nodes", "engine", "engine_version", "parallel", "context", "users", "kv_dtype", "engine_args", "serve",
+          "budget"},
          "");
   if (auto v = r.str(root, "model", "model"))
     d.model = *v;

@@ -55,7 +55,8 @@ std::size_t match_close(const std::string& s, std::size_t open) {
 std::optional<std::int64_t> to_int(const std::string& s) {
   std::string d;
   for (char c : s)
-    if (std::isdigit(static_cast<unsigned char>(c))) d += c;
+    if (std::isdigit(static_cast<unsigned char>(c)))
+      d += c;
     else if (c != ',')
       break;
   if (d.empty() || d.size() > 15) return std::nullopt;
@@ -229,13 +230,16 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
       in_command = !t.empty() && t.back() == '\\';
       continue;
     }
-    if (log.command.empty() && (t.find("vllm serve") != std::string::npos || t.find("sglang.launch_server") != std::string::npos ||
-                                t.find("vllm.entrypoints.openai.api_server") != std::string::npos) &&
+    if (log.command.empty() &&
+        (t.find("vllm serve") != std::string::npos || t.find("sglang.launch_server") != std::string::npos ||
+         t.find("vllm.entrypoints.openai.api_server") != std::string::npos) &&
         t.find("INFO") == std::string::npos) {
       log.command = t;
       in_command = t.back() == '\\';
-      if (t.find("sglang") != std::string::npos) sglang = true;
-      else vllm = true;
+      if (t.find("sglang") != std::string::npos)
+        sglang = true;
+      else
+        vllm = true;
       continue;
     }
     std::smatch m;

@@ -108,7 +108,9 @@ void apply_quantization(Model& m, const json& q, const std::string& origin) {
     }
   } else if (method == "modelopt") {
     const std::string algo = q.value("quant_algo", std::string());
-    auto format_of = [](const std::string& a) { return a.find("FP4") != std::string::npos ? "nvfp4" : a.find("INT4") != std::string::npos ? "int4-g128" : "fp8"; };
+    auto format_of = [](const std::string& a) {
+      return a.find("FP4") != std::string::npos ? "nvfp4" : a.find("INT4") != std::string::npos ? "int4-g128" : "fp8";
+    };
     if (algo == "MIXED_PRECISION" && q.contains("quantized_layers") && q["quantized_layers"].is_object()) {
       // ModelOpt mixed precision: a format per module; the group of each module by its name
       m.default_precision = m.dtype;
@@ -463,9 +465,10 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
   }
   m.blocks = blocks;
   if (!filled.empty())
-    add_assumption(m.assumptions, {m.id + " config defaults", fmt::format("fields the config.json leaves at the transformers defaults of its "
-                                                                          "model_type were filled: {}",
-                                                                          fmt::join(filled, ", "))});
+    add_assumption(m.assumptions,
+                   {m.id + " config defaults", fmt::format("fields the config.json leaves at the transformers defaults of its "
+                                                           "model_type were filled: {}",
+                                                           fmt::join(filled, ", "))});
   {
     std::string act = c.str("mlp_hidden_act");
     if (act.empty()) act = c.str("hidden_act");

@@ -91,7 +91,8 @@ Cli::Cli() {
   fit->add_option("--mem-fraction-static", f->mem_fraction_static, "SGLang static memory fraction (default: computed like server_args)");
   fit->add_option("--mamba-full-memory-ratio", f->mamba_full_memory_ratio, "SGLang: state pool : KV pool memory ratio (default 0.9)");
   fit->add_option("--max-mamba-cache-size", f->max_mamba_cache_size, "SGLang: linear-attention state slots");
-  fit->add_option("--mamba-radix-cache-strategy", f->mamba_radix_cache_strategy, "SGLang: auto, no_buffer, extra_buffer, extra_buffer_lazy");
+  fit->add_option("--mamba-radix-cache-strategy", f->mamba_radix_cache_strategy,
+                  "SGLang: auto, no_buffer, extra_buffer, extra_buffer_lazy");
   fit->add_flag("--disable-radix-cache", f->disable_radix_cache, "SGLang: no prefix cache (one state slot per request)");
   fit->add_option("--max-num-batched-tokens", f->max_num_batched_tokens, "vLLM batch-token limit / SGLang chunked prefill size");
   fit->add_option("--max-num-seqs", f->max_num_seqs, "vLLM maximum running sequences");

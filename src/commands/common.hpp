@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <k3plan/budget.hpp>
-#include <k3plan/figure.hpp>
 #include <k3plan/engine.hpp>
+#include <k3plan/figure.hpp>
 #include <k3plan/layout.hpp>
 #include <k3plan/report.hpp>
 #include <nlohmann/json.hpp>

@@ -97,11 +97,13 @@ EngineSettings settings_from(const FitOptions& o) {
     if (*o.cuda_graph_max_bs < 1 || *o.cuda_graph_max_bs > 65536) throw InputError("--cuda-graph-max-bs: out of range");
     s.cuda_graph_max_bs = *o.cuda_graph_max_bs;
   }
-  const bool state_flags = o.mamba_full_memory_ratio || o.max_mamba_cache_size || !o.mamba_radix_cache_strategy.empty() || o.disable_radix_cache;
+  const bool state_flags =
+      o.mamba_full_memory_ratio || o.max_mamba_cache_size || !o.mamba_radix_cache_strategy.empty() || o.disable_radix_cache;
   if (state_flags && !em.has_setting("mamba_full_memory_ratio"))
-    throw InputError(fmt::format("--mamba-full-memory-ratio, --max-mamba-cache-size, --mamba-radix-cache-strategy and "
-                                 "--disable-radix-cache are SGLang flags, not {} ones",
-                                 em.display_name()));
+    throw InputError(
+        fmt::format("--mamba-full-memory-ratio, --max-mamba-cache-size, --mamba-radix-cache-strategy and "
+                    "--disable-radix-cache are SGLang flags, not {} ones",
+                    em.display_name()));
   if (o.mamba_full_memory_ratio) {
     if (!(*o.mamba_full_memory_ratio > 0 && *o.mamba_full_memory_ratio <= 100))
       throw InputError("--mamba-full-memory-ratio: must be in (0, 100]");
@@ -165,10 +167,10 @@ void fit_summary(Report& r, const FitResult& f, const Model& m, const std::strin
   s.rows.push_back({"max users", fmt::format("{} at {} tokens ({} requested)", fmt_int(static_cast<double>(f.max_users)),
                                              format_context(f.context), f.users)});
   if (f.limiting.state_slots >= 0 || f.settings.engine == Engine::sglang)
-    s.rows.push_back({"engine caps", fmt::format("max_running_requests {}{} (as {} derives it unless set)",
-                                                 fmt_int(static_cast<double>(f.limiting.running_cap)),
-                                                 f.limiting.state_slots >= 0 ? fmt::format(", {} state slots", f.limiting.state_slots) : "",
-                                                 f.engine_label)});
+    s.rows.push_back(
+        {"engine caps",
+         fmt::format("max_running_requests {}{} (as {} derives it unless set)", fmt_int(static_cast<double>(f.limiting.running_cap)),
+                     f.limiting.state_slots >= 0 ? fmt::format(", {} state slots", f.limiting.state_slots) : "", f.engine_label)});
   s.rows.push_back({"accuracy", f.accuracy.text()});
   s.rows.push_back({"longest context, one user", fmt::format("{} tokens", fmt_int(static_cast<double>(f.max_context_one_user)))});
   s.rows.push_back(
@@ -306,8 +308,8 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
         if (derived.ep == l.tp * l.dp) l.ep = derived.ep;
       }
       if (n > 0 && em.gpus(l) != n)
-        throw InputError(fmt::format("-n {} contradicts the layout: {} needs {} GPUs ({})", n, em.gpu_product_text(), em.gpus(l),
-                                     em.display_name()));
+        throw InputError(
+            fmt::format("-n {} contradicts the layout: {} needs {} GPUs ({})", n, em.gpu_product_text(), em.gpus(l), em.display_name()));
       f = evaluate_fit(m, g, l, s, context, o.users);
     } else {
       f = fit_on_gpus(m, g, s, n, context, o.users);

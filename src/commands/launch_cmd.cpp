@@ -94,8 +94,7 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
     r.data = {{"emitted", false}, {"reasons", {plan.error}}};
     return r;
   }
-  const std::string image =
-      !o.image.empty() ? o.image : engine_model(d.engine, d.engine_version).default_image();
+  const std::string image = !o.image.empty() ? o.image : engine_model(d.engine, d.engine_version).default_image();
   const std::string gpu_res = df.gpu->vendor == "amd" ? "amd.com/gpu" : "nvidia.com/gpu";
   nlohmann::json jn = nlohmann::json::array();
   for (const auto& c : plan.nodes_cmd) jn.push_back({{"rank", c.rank}, {"env", c.env}, {"argv", c.argv}});

@@ -124,8 +124,8 @@ Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o) {
       if (slash != std::string::npos) found = cat.find_model(logged_model.substr(slash + 1));
     }
     if (!found)
-      throw InputError(fmt::format("{}: model '{}' is not in the catalogue; pass -m with its config.json or a model YAML", o.log_path,
-                                   logged_model));
+      throw InputError(
+          fmt::format("{}: model '{}' is not in the catalogue; pass -m with its config.json or a model YAML", o.log_path, logged_model));
     spec = found->id;
   }
   Model m = resolve_model(cat, spec);
@@ -139,8 +139,8 @@ Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o) {
   // (per-tensor fp8; embeddings, head, norms and router stay in the model dtype)
   const std::string quant = log.arg("quantization", "None");
   if (quant == "fp8" || quant == "ptpc_fp8")
-    for (ParamGroup g : {ParamGroup::attention, ParamGroup::dense_mlp, ParamGroup::shared_experts, ParamGroup::routed_experts,
-                         ParamGroup::latent_proj})
+    for (ParamGroup g :
+         {ParamGroup::attention, ParamGroup::dense_mlp, ParamGroup::shared_experts, ParamGroup::routed_experts, ParamGroup::latent_proj})
       if (m.precision_of(g) == "bf16" || m.precision_of(g) == "fp16") m.precision[g] = "fp8";
 
   // the GPU: -g, else a catalogue GPU the log names
@@ -168,9 +168,10 @@ Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o) {
   // the logged token count, as the engine printed it
   const auto logged_kv = em.logged_kv_tokens(log, s.block_size);
   if (!logged_kv)
-    throw InputError(fmt::format("{}: no KV cache size in the log (expected 'GPU KV cache size: N tokens', '# GPU blocks: N', "
-                                 "'max_total_num_tokens=N' or 'KV Cache is allocated. #tokens: N')",
-                                 o.log_path));
+    throw InputError(
+        fmt::format("{}: no KV cache size in the log (expected 'GPU KV cache size: N tokens', '# GPU blocks: N', "
+                    "'max_total_num_tokens=N' or 'KV Cache is allocated. #tokens: N')",
+                    o.log_path));
   const std::optional<std::int64_t> logged_tokens = logged_kv->first;
   const std::string logged_from = logged_kv->second;
 
@@ -231,8 +232,8 @@ Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o) {
             {"fit_reasons", f.reasons},
             {"assumptions", f.assumptions}};
 
-  Table t{fmt::format("{}: {} on {} x {}, {}, {} tokens context ({})", o.log_path, m.id, f.gpus, gpu.id, layout_text(l), fmt_int(double(context)),
-                      em.label()),
+  Table t{fmt::format("{}: {} on {} x {}, {}, {} tokens context ({})", o.log_path, m.id, f.gpus, gpu.id, layout_text(l),
+                      fmt_int(double(context)), em.label()),
           {"term", "logged GiB", "predicted GiB", "effect on KV pool GiB"},
           {},
           {false, true, true, true}};
@@ -243,7 +244,8 @@ Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o) {
   t.rows.push_back({"KV tokens", fmt_int(static_cast<double>(*logged_tokens)), fmt_int(static_cast<double>(predicted_tokens)),
                     fmt::format("{:+.2f}%", err)});
   r.tables.push_back(t);
-  r.notes.push_back(fmt::format("logged tokens from '{}'; arguments from '{}'{}", logged_from, log.args_from.empty() ? "(none)" : log.args_from,
+  r.notes.push_back(fmt::format("logged tokens from '{}'; arguments from '{}'{}", logged_from,
+                                log.args_from.empty() ? "(none)" : log.args_from,
                                 log.version.empty() ? "; the log does not print the engine version" : ""));
   if (culprit)
     r.notes.push_back(fmt::format("largest difference: {} ({:+.2f} GiB on the KV pool)", culprit->term, culprit->pool_effect_bytes / kGiB));

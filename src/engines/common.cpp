@@ -23,7 +23,8 @@ std::vector<Refusal> common_refusals(const Model& m, const Gpu& gpu, const Layou
   if (l.pp > m.num_layers())
     r.push_back({"engine/pp-layers", "parallel.pp", fmt::format("pipeline size {} exceeds the {} layers", l.pp, m.num_layers())});
   if (!m.moe && l.ep > 1)
-    r.push_back({"engine/ep-dense", "parallel.ep", "Number of experts in the model must be greater than 0 when expert parallelism is enabled."});
+    r.push_back(
+        {"engine/ep-dense", "parallel.ep", "Number of experts in the model must be greater than 0 when expert parallelism is enabled."});
   if (m.moe && l.ep > 1 && m.moe->routed_experts % l.ep != 0)
     r.push_back({"engine/ep-experts", "parallel.ep",
                  fmt::format("number of routed experts ({}) is not divisible by ep_size ({})", m.moe->routed_experts, l.ep)});
@@ -53,7 +54,8 @@ std::vector<LayerSpec> layer_specs(const KvProfile& kv) {
     } else {
       s.kind = LayerSpec::Kind::full;
       // compressed layers (DeepSeek V4) count at their average cost per token
-      s.bytes_per_token_per_layer = (l.bytes_per_token + (l.compress_ratio > 0 ? l.compressed_entry_bytes / l.compress_ratio : 0.0)) / l.count;
+      s.bytes_per_token_per_layer =
+          (l.bytes_per_token + (l.compress_ratio > 0 ? l.compressed_entry_bytes / l.compress_ratio : 0.0)) / l.count;
     }
     // one spec per kind and cost: merge equal ones (the KV managers group by spec)
     bool merged = false;

@@ -63,12 +63,40 @@ int compare_prefix(const std::vector<int>& a, const std::vector<int>& b) {
 EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, std::size_t i) {
   const std::string ctx = fmt::format("versions[{}]", i);
   r.check_keys(n,
-               {"id", "first", "last", "source", "date", "gpu_memory_utilization", "profile", "cudagraph_in_profile", "kv_tokens_report",
-                "kernel_block_alignment", "mla_hybrid_alignment", "group_size_factor", "cudagraph_estimate_gib", "hybrid_kv_groups", "non_torch_tp1_gib", "non_torch_tp_gib", "non_torch_pp_gib", "rope_cache_full",
-                "mem_fraction_rule", "prefill_graph_reserve", "mamba_full_memory_ratio", "mamba_no_radix_default_slots",
-                "mamba_padding_slot", "mamba_slots_per_request", "mamba_extra_buffer", "latent_moe_replicated", "dsa_fp8_656",
-                "vlm_mem_fraction_adjust", "context_tp1_gib", "context_tp4_gib", "context_tp8_gib", "context_rocm_tp1_gib",
-                "context_rocm_tp8_gib", "notes"},
+               {"id",
+                "first",
+                "last",
+                "source",
+                "date",
+                "gpu_memory_utilization",
+                "profile",
+                "cudagraph_in_profile",
+                "kv_tokens_report",
+                "kernel_block_alignment",
+                "mla_hybrid_alignment",
+                "group_size_factor",
+                "cudagraph_estimate_gib",
+                "hybrid_kv_groups",
+                "non_torch_tp1_gib",
+                "non_torch_tp_gib",
+                "non_torch_pp_gib",
+                "rope_cache_full",
+                "mem_fraction_rule",
+                "prefill_graph_reserve",
+                "mamba_full_memory_ratio",
+                "mamba_no_radix_default_slots",
+                "mamba_padding_slot",
+                "mamba_slots_per_request",
+                "mamba_extra_buffer",
+                "latent_moe_replicated",
+                "dsa_fp8_656",
+                "vlm_mem_fraction_adjust",
+                "context_tp1_gib",
+                "context_tp4_gib",
+                "context_tp8_gib",
+                "context_rocm_tp1_gib",
+                "context_rocm_tp8_gib",
+                "notes"},
                ctx);
   EngineVersion v;
   v.engine = e;
@@ -147,8 +175,7 @@ const Registry& registry() {
     for (Engine e : kEngines) {
       const auto idx = static_cast<std::size_t>(e);
       reg.versions[idx] = load_versions(e);
-      for (const auto& v : reg.versions[idx])
-        reg.models[idx].push_back(e == Engine::vllm ? make_vllm_model(v) : make_sglang_model(v));
+      for (const auto& v : reg.versions[idx]) reg.models[idx].push_back(e == Engine::vllm ? make_vllm_model(v) : make_sglang_model(v));
     }
   });
   return reg;
@@ -175,9 +202,9 @@ const EngineModel& engine_model(Engine e, const std::string& version) {
   for (auto it = models.rbegin(); it != models.rend(); ++it)
     if ((*it)->version().covers(version)) return **it;
   std::vector<std::string> known;
-  for (const auto& m : models) known.push_back(m->version().last.empty() ? fmt::format("{} ({} and later)", m->version().id, m->version().first)
-                                                                          : fmt::format("{} ({}-{})", m->version().id, m->version().first,
-                                                                                        m->version().last));
+  for (const auto& m : models)
+    known.push_back(m->version().last.empty() ? fmt::format("{} ({} and later)", m->version().id, m->version().first)
+                                              : fmt::format("{} ({}-{})", m->version().id, m->version().first, m->version().last));
   throw InputError(fmt::format("unknown {} version '{}'; modelled: {}", to_string(e), version, fmt::join(known, ", ")));
 }
 
@@ -187,7 +214,9 @@ std::string EngineModel::label() const {
                         : fmt::format("{} {} ({}-{}.x)", display_name(), v.id, v.first, v.last);
 }
 
-std::string EngineModel::parallel_flags(const Model& m, const Layout& l) const { return fmt::format("{}", fmt::join(parallel_args(m, l), " ")); }
+std::string EngineModel::parallel_flags(const Model& m, const Layout& l) const {
+  return fmt::format("{}", fmt::join(parallel_args(m, l), " "));
+}
 
 std::int64_t EngineModel::reported_kv_tokens(const RankBudget& b) const { return b.kv_tokens; }
 

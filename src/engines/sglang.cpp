@@ -16,10 +16,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <k3plan/budget.hpp>
 #include <k3plan/engine_log.hpp>
 #include <k3plan/units.hpp>
+#include <limits>
 
 #include "engines/engines_impl.hpp"
 
@@ -163,8 +163,8 @@ class Sglang final : public EngineModel {
       if (gpu_mem > 96 * 1024) f = std::min(f + 48 * 1024 * (1 - f) / gpu_mem, (gpu_mem - 18 * 1024) / gpu_mem);
     } else if (rule == "gpu_class") {
       // 0.4.8-0.5.2: reserved MiB by GPU class
-      double reserved = gpu_mem < 35 * 1024 ? (2.8 + par / 10.0) * 1024
-                        : gpu_mem < 90 * 1024 ? (9.5 + par / 2.0) * 1024
+      double reserved = gpu_mem < 35 * 1024    ? (2.8 + par / 10.0) * 1024
+                        : gpu_mem < 90 * 1024  ? (9.5 + par / 2.0) * 1024
                         : gpu_mem < 160 * 1024 ? (12 + par / 2.0) * 1024
                                                : 32 * 1024;
       if (l.dp_attention) reserved += 4 * 1024;
@@ -195,7 +195,7 @@ class Sglang final : public EngineModel {
   EngineDefaults defaults(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& s,
                           std::int64_t users_per_instance) const override {
     EngineDefaults d;
-    d.max_num_batched_tokens = s.chunked_prefill_size > 0       ? s.chunked_prefill_size
+    d.max_num_batched_tokens = s.chunked_prefill_size > 0     ? s.chunked_prefill_size
                                : s.max_num_batched_tokens > 0 ? s.max_num_batched_tokens
                                                               : default_chunked_prefill(gpu);
     d.cuda_graph_max_bs = s.cuda_graph_max_bs > 0 ? s.cuda_graph_max_bs : default_cuda_graph_max_bs(gpu, l.tp);
@@ -264,8 +264,10 @@ class Sglang final : public EngineModel {
       const std::string& kvd = s.kv_dtype;
       const bool fp8 = kvd.find("fp8") != std::string::npos;
       const double dim = blk->kv_lora_rank + blk->qk_rope_head_dim;
-      const double latent = fp8 ? ((v.dsa_fp8_656 && !on_rocm(*in.gpu)) ? blk->kv_lora_rank + blk->kv_lora_rank / 128.0 * 4 + blk->qk_rope_head_dim * 2.0 : dim)
-                                : dim * 2.0;
+      const double latent =
+          fp8 ? ((v.dsa_fp8_656 && !on_rocm(*in.gpu)) ? blk->kv_lora_rank + blk->kv_lora_rank / 128.0 * 4 + blk->qk_rope_head_dim * 2.0
+                                                      : dim)
+              : dim * 2.0;
       const double indexer = blk->indexer_head_dim + blk->indexer_head_dim / 128.0 * 4;
       full_cell += (latent + indexer) * lk.count - lk.bytes_per_token;
     }
@@ -316,9 +318,9 @@ class Sglang final : public EngineModel {
     // request-pool estimate clamp(tokens / context_len x 512, 2048, 4096); never above tokens / 2;
     // with linear layers never above the state slots / slots per request
     const std::int64_t phys = b.reported_kv_tokens;
-    const std::int64_t estimate =
-        std::clamp<std::int64_t>(static_cast<std::int64_t>(static_cast<double>(phys) / static_cast<double>(std::max<std::int64_t>(1, in.model->max_context)) * 512),
-                                 2048, 4096);
+    const std::int64_t estimate = std::clamp<std::int64_t>(
+        static_cast<std::int64_t>(static_cast<double>(phys) / static_cast<double>(std::max<std::int64_t>(1, in.model->max_context)) * 512),
+        2048, 4096);
     b.running_cap = s.max_num_seqs > 0 ? std::min<std::int64_t>(s.max_num_seqs / dp, phys / 2) : std::min(estimate, phys / 2);
     b.sequence_capacity = in.context > 0 && cell > 0 ? static_cast<double>(b.kv_tokens) / static_cast<double>(in.context) : 1e9;
     if (b.state_slots >= 0) {
@@ -348,8 +350,10 @@ class Sglang final : public EngineModel {
 
   std::vector<std::string> memory_args(const EngineDefaults& d, std::int64_t context, std::int64_t max_running,
                                        const std::string& kv_dtype) const override {
-    return {"--mem-fraction-static", fmt::format("{:.3f}", d.memory_fraction), "--context-length", std::to_string(context),
-            "--max-running-requests", std::to_string(std::max<std::int64_t>(1, max_running)), "--kv-cache-dtype", kv_dtype};
+    return {"--mem-fraction-static",  fmt::format("{:.3f}", d.memory_fraction),
+            "--context-length",       std::to_string(context),
+            "--max-running-requests", std::to_string(std::max<std::int64_t>(1, max_running)),
+            "--kv-cache-dtype",       kv_dtype};
   }
   std::string logged_model(const EngineLog& log) const override {
     return log.has("model_path") && log.arg("model_path") != "None" ? log.arg("model_path") : "";
@@ -391,10 +395,11 @@ class Sglang final : public EngineModel {
     if (log.kv_bytes) kv = log.kv_bytes;
     if (log.mamba_conv_bytes && log.mamba_ssm_bytes) st = *log.mamba_conv_bytes + *log.mamba_ssm_bytes;
     auto minus = [](const std::optional<double>& logged, double ours) { return logged ? -(ours - *logged) : 0.0; };
-    return {{"free_at_init", log.load_begin_avail_bytes, init, log.load_begin_avail_bytes ? util * (init - *log.load_begin_avail_bytes) : 0.0},
-            {"weights", log.weights_usage_bytes, b.weights_bytes, minus(log.weights_usage_bytes, b.weights_bytes)},
-            {"kv_pool", kv, b.kv_pool_bytes, 0.0},
-            {"state_pool", st, b.state_pool_bytes, minus(st, b.state_pool_bytes)}};
+    return {
+        {"free_at_init", log.load_begin_avail_bytes, init, log.load_begin_avail_bytes ? util * (init - *log.load_begin_avail_bytes) : 0.0},
+        {"weights", log.weights_usage_bytes, b.weights_bytes, minus(log.weights_usage_bytes, b.weights_bytes)},
+        {"kv_pool", kv, b.kv_pool_bytes, 0.0},
+        {"state_pool", st, b.state_pool_bytes, minus(st, b.state_pool_bytes)}};
   }
 
   int default_port() const override { return 30000; }
@@ -408,14 +413,16 @@ class Sglang final : public EngineModel {
 
   std::vector<std::string> assumptions(const Model& m) const override {
     std::vector<std::string> a;
-    a.push_back(fmt::format("{}: memory before the weights load (CUDA context, NCCL) {:.2f} / {:.2f} / {:.2f} GiB at TP1 / 2-4 / 8+ "
-                            "(public start-up logs); activations and CUDA graphs live in the (1 - mem_fraction_static) reserve",
-                            label(), version().context_tp1_gib, version().context_tp4_gib, version().context_tp8_gib));
+    a.push_back(
+        fmt::format("{}: memory before the weights load (CUDA context, NCCL) {:.2f} / {:.2f} / {:.2f} GiB at TP1 / 2-4 / 8+ "
+                    "(public start-up logs); activations and CUDA graphs live in the (1 - mem_fraction_static) reserve",
+                    label(), version().context_tp1_gib, version().context_tp4_gib, version().context_tp8_gib));
     for (const auto& b : m.blocks)
       if (b.is_linear()) {
-        a.push_back(fmt::format("linear-attention state pool: mamba_full_memory_ratio {} (state : KV) of the memory after weights, "
-                                "{} state slots per running request (radix cache on, extra_buffer)",
-                                version().mamba_full_memory_ratio, version().mamba_slots_per_request + (version().mamba_extra_buffer ? 2 : 0)));
+        a.push_back(
+            fmt::format("linear-attention state pool: mamba_full_memory_ratio {} (state : KV) of the memory after weights, "
+                        "{} state slots per running request (radix cache on, extra_buffer)",
+                        version().mamba_full_memory_ratio, version().mamba_slots_per_request + (version().mamba_extra_buffer ? 2 : 0)));
         break;
       }
     return a;

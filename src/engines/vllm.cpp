@@ -62,9 +62,9 @@ class Vllm final : public EngineModel {
       r.push_back({"engine/tp-heads", "parallel.tp",
                    fmt::format("Total number of attention heads ({}) must be divisible by tensor parallel size ({}).", heads, l.tp)});
     if (m.moe && l.ep > 1 && l.ep != l.tp * l.dp)
-      r.push_back({"engine/ep-derived", "parallel.ep",
-                   fmt::format("vLLM derives EP_SIZE = TP_SIZE x DP_SIZE = {}; an expert-parallel degree of {} cannot be set", l.tp * l.dp,
-                               l.ep)});
+      r.push_back(
+          {"engine/ep-derived", "parallel.ep",
+           fmt::format("vLLM derives EP_SIZE = TP_SIZE x DP_SIZE = {}; an expert-parallel degree of {} cannot be set", l.tp * l.dp, l.ep)});
     const bool moe_fp8_block = m.moe && fp8_block(m.precision_of(ParamGroup::routed_experts));
     if (moe_fp8_block && l.ep == 1) {
       const int moe_tp = l.tp * l.dp;
@@ -157,8 +157,8 @@ class Vllm final : public EngineModel {
   bool refuses_context_beyond_pool() const override { return true; }
 
   std::vector<std::string> parallel_args(const Model& m, const Layout& l) const override {
-    std::vector<std::string> a = {"--tensor-parallel-size", std::to_string(l.tp), "--pipeline-parallel-size", std::to_string(l.pp),
-                                  "--data-parallel-size",   std::to_string(l.dp)};
+    std::vector<std::string> a = {"--tensor-parallel-size", std::to_string(l.tp),   "--pipeline-parallel-size",
+                                  std::to_string(l.pp),     "--data-parallel-size", std::to_string(l.dp)};
     if (m.moe && l.ep > 1) a.push_back("--enable-expert-parallel");
     if (l.dcp > 1) {
       a.push_back("--decode-context-parallel-size");
@@ -169,8 +169,10 @@ class Vllm final : public EngineModel {
 
   std::vector<std::string> memory_args(const EngineDefaults& d, std::int64_t context, std::int64_t max_running,
                                        const std::string& kv_dtype) const override {
-    return {"--gpu-memory-utilization", fmt::format("{:.2f}", d.memory_fraction), "--max-model-len", std::to_string(context),
-            "--max-num-seqs", std::to_string(std::max<std::int64_t>(1, max_running)), "--kv-cache-dtype", kv_dtype};
+    return {"--gpu-memory-utilization", fmt::format("{:.2f}", d.memory_fraction),
+            "--max-model-len",          std::to_string(context),
+            "--max-num-seqs",           std::to_string(std::max<std::int64_t>(1, max_running)),
+            "--kv-cache-dtype",         kv_dtype};
   }
   std::string logged_model(const EngineLog& log) const override {
     for (const char* k : {"model", "model_tag"})
@@ -222,9 +224,10 @@ class Vllm final : public EngineModel {
 
   std::vector<std::string> assumptions(const Model& m) const override {
     std::vector<std::string> a;
-    a.push_back(fmt::format("{}: torch activation peak fitted on three H100 vLLM 0.19 logs (Llama-3.1-8B, Qwen2.5-7B, Qwen3-14B); "
-                            "non-torch {:.2f} GiB at world size 1, {:.2f} GiB above",
-                            label(), version().non_torch_tp1_gib, version().non_torch_tp_gib));
+    a.push_back(
+        fmt::format("{}: torch activation peak fitted on three H100 vLLM 0.19 logs (Llama-3.1-8B, Qwen2.5-7B, Qwen3-14B); "
+                    "non-torch {:.2f} GiB at world size 1, {:.2f} GiB above",
+                    label(), version().non_torch_tp1_gib, version().non_torch_tp_gib));
     bool hybrid = false;
     for (const auto& b : m.blocks) hybrid = hybrid || b.is_linear() || b.sliding_window > 0;
     if (hybrid && version().hybrid_kv_groups)
@@ -370,7 +373,8 @@ class Vllm final : public EngineModel {
     const std::int64_t need = per_request(in.context);
     // 0.21 on: "GPU KV cache size" prints int(max_concurrency x max_model_len)
     if (v.kv_tokens_report == "concurrency" && need > 0)
-      b.reported_kv_tokens = static_cast<std::int64_t>(static_cast<double>(num_blocks) / static_cast<double>(need) * static_cast<double>(in.context));
+      b.reported_kv_tokens =
+          static_cast<std::int64_t>(static_cast<double>(num_blocks) / static_cast<double>(need) * static_cast<double>(in.context));
     b.max_sequences = need > 0 ? num_blocks / need : 0;
     b.sequence_capacity = need > 0 ? static_cast<double>(num_blocks) / static_cast<double>(need) : 0;
     if (mamba) b.max_sequences = std::min<std::int64_t>(b.max_sequences, d.max_num_seqs);
