@@ -8,6 +8,27 @@
 
 namespace k3plan {
 
+bool has_mla(const Model& m) {
+  for (const auto& b : m.blocks)
+    if (b.kind == AttnKind::mla) return true;
+  return false;
+}
+
+std::vector<int> tp_degrees(int gpus) {
+  std::vector<int> out;
+  int top = 1;
+  while (top <= gpus / 2) top *= 2;
+  for (int tp = top; tp >= 1; tp /= 2)
+    if (gpus % tp == 0) out.push_back(tp);
+  return out;
+}
+
+std::optional<Layout> with_dcp(const Model& m, Layout l) {
+  if (!has_mla(m) || l.tp < 2) return std::nullopt;
+  l.dcp = l.tp;
+  return l;
+}
+
 std::vector<Refusal> common_refusals(const Model& m, const Gpu& gpu, const Layout& l, int gpus) {
   std::vector<Refusal> r;
   if (l.tp < 1 || l.ep < 1 || l.dp < 1 || l.pp < 1 || l.dcp < 1) {
@@ -29,9 +50,7 @@ std::vector<Refusal> common_refusals(const Model& m, const Gpu& gpu, const Layou
     r.push_back({"engine/ep-experts", "parallel.ep",
                  fmt::format("number of routed experts ({}) is not divisible by ep_size ({})", m.moe->routed_experts, l.ep)});
   if (l.dcp > 1) {
-    bool mla = false;
-    for (const auto& b : m.blocks) mla = mla || b.kind == AttnKind::mla;
-    if (!mla) r.push_back({"engine/dcp-kind", "parallel.dcp", "decode context parallel is modelled for MLA models only"});
+    if (!has_mla(m)) r.push_back({"engine/dcp-kind", "parallel.dcp", "decode context parallel is modelled for MLA models only"});
     if (l.tp % l.dcp != 0)
       r.push_back({"engine/dcp-tp", "parallel.dcp", fmt::format("tp_size={} must be divisible by dcp_size={}.", l.tp, l.dcp)});
   }

@@ -2,11 +2,21 @@
 // Private to src/engines/: the factories and what the two engine models share.
 #include <k3plan/engine.hpp>
 #include <memory>
+#include <optional>
 
 namespace k3plan {
 
 std::unique_ptr<EngineModel> make_vllm_model(const EngineVersion& v);
 std::unique_ptr<EngineModel> make_sglang_model(const EngineVersion& v);
+
+// Whether any attention block is MLA (DeepSeek / Kimi latent attention).
+bool has_mla(const Model& m);
+// The tensor-parallel degrees the search tries for `gpus` GPUs: powers of two dividing it, largest
+// first (the engines' custom all-reduce and most attention kernels assume a power of two).
+std::vector<int> tp_degrees(int gpus);
+// The same layout with the MLA cache split by decode context parallel over the TP group (the
+// recipes' "balanced" setting); nullopt when the model has no MLA or TP is 1.
+std::optional<Layout> with_dcp(const Model& m, Layout l);
 
 // Refusals every engine applies (degrees, whole nodes, PP depth, EP on a dense model, DCP).
 std::vector<Refusal> common_refusals(const Model& m, const Gpu& gpu, const Layout& l, int gpus);

@@ -81,10 +81,7 @@ class Sglang final : public EngineModel {
 
   std::vector<Layout> layout_candidates(const Model& m, int n) const override {
     std::vector<Layout> out;
-    int top = 1;
-    while (top * 2 <= n) top *= 2;
-    for (int tp = top; tp >= 1; tp /= 2) {
-      if (n % tp != 0) continue;
+    for (int tp : tp_degrees(n)) {
       Layout l;
       l.tp = tp;
       l.pp = n / tp;
@@ -93,19 +90,12 @@ class Sglang final : public EngineModel {
         while (l.ep > 1 && (m.moe->routed_experts % l.ep != 0 || tp % l.ep != 0)) --l.ep;
       }
       out.push_back(l);
-      bool mla = false;
-      for (const auto& b : m.blocks) mla = mla || b.kind == AttnKind::mla;
-      if (mla && l.tp >= 2) {
-        Layout d = l;
-        d.dcp = l.tp;
-        out.push_back(d);
-      }
+      if (auto d = with_dcp(m, l)) out.push_back(*d);
       if (m.moe && l.ep != 1) {
         Layout t = l;
         t.ep = 1;
         out.push_back(t);
       }
-      if (tp <= 1) break;
     }
     return out;
   }
@@ -127,11 +117,6 @@ class Sglang final : public EngineModel {
     return 512;
   }
 
-  static bool is_mla(const Model& m) {
-    for (const auto& b : m.blocks)
-      if (b.kind == AttnKind::mla) return true;
-    return false;
-  }
   static bool on_rocm(const Gpu& gpu) { return gpu.vendor == "amd"; }
 
   // Prefill CUDA-graph token sizes up to `max` (server_args piecewise_cuda_graph_tokens).
@@ -178,7 +163,7 @@ class Sglang final : public EngineModel {
       }
       // prefill (piecewise) CUDA graphs, 0.5.10 on; off with DP attention, PP, multimodal models
       if (version().prefill_graph_reserve && !l.dp_attention && pp == 1 && m.vision_params <= 0)
-        reserved += is_mla(m) ? 1536 : 8.0 * prefill_graph_sizes(chunked);
+        reserved += has_mla(m) ? 1536 : 8.0 * prefill_graph_sizes(chunked);
       if (gpu_mem > 60 * 1024) reserved = std::max(reserved, 10.0 * 1024);
       f = std::round((gpu_mem - reserved) / gpu_mem * 1000) / 1000;
     }

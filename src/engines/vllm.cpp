@@ -86,16 +86,13 @@ class Vllm final : public EngineModel {
 
   std::vector<Layout> layout_candidates(const Model& m, int n) const override {
     std::vector<Layout> out;
-    int top = 1;
-    while (top * 2 <= n) top *= 2;
-    for (int tp = top; tp >= 1; tp /= 2) {
-      if (n % tp != 0) continue;
+    for (int tp : tp_degrees(n)) {
       Layout l;
       l.tp = tp;
       l.pp = n / tp;
       if (m.moe) l.ep = tp;  // --enable-expert-parallel: EP = TP x DP
       out.push_back(l);
-      out.push_back(with_dcp(m, l));
+      if (auto dl = with_dcp(m, l)) out.push_back(*dl);
       if (m.moe && n / tp > 1) {
         Layout d = l;
         d.pp = 1;
@@ -103,7 +100,6 @@ class Vllm final : public EngineModel {
         d.ep = tp * d.dp;
         out.push_back(d);
       }
-      if (tp <= 1) break;
     }
     return out;
   }
@@ -241,13 +237,6 @@ class Vllm final : public EngineModel {
   bool vision_sharded() const override { return true; }
 
  private:
-  static Layout with_dcp(const Model& m, Layout l) {
-    bool mla = false;
-    for (const auto& b : m.blocks) mla = mla || b.kind == AttnKind::mla;
-    if (mla && l.tp >= 2) l.dcp = l.tp;
-    return l;
-  }
-
   // Torch activation peak of the profile run. V1: fitted on three H100 vLLM 0.19 logs (in-sample:
   // Llama-3.1-8B 1.89 GiB, Qwen2.5-7B 2.21 GiB, Qwen3-14B 2.23 GiB at 8192 batched tokens and 1024
   // sequences): the sampler's fp32 logits and their copies dominate (about 15 B per sequence per
@@ -324,9 +313,7 @@ class Vllm final : public EngineModel {
     if (mamba && attn_1 > 0) {
       // HybridAttentionMambaModelConfig.verify_and_update_config: raise the attention block to a
       // multiple of the kernel alignment so that one attention page holds one state
-      bool mla = false;
-      for (const auto& blk : in.model->blocks) mla = mla || blk.kind == AttnKind::mla;
-      const std::int64_t align = mla ? v.mla_hybrid_alignment : v.kernel_block_alignment;
+      const std::int64_t align = has_mla(*in.model) ? v.mla_hybrid_alignment : v.kernel_block_alignment;
       const auto need = static_cast<std::int64_t>(std::ceil(state_page / (static_cast<double>(align) * attn_1) - 1e-12));
       const std::int64_t attn_block = align * std::max<std::int64_t>(1, need);
       if (d.block_size <= 0 || block < attn_block) block = attn_block;
