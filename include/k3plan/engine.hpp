@@ -139,18 +139,16 @@ class EngineModel {
   virtual EngineDefaults defaults(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& s,
                                   std::int64_t users_per_instance) const = 0;
   // Weight bytes on one rank of the stage covering layers [first, last).
-  double stage_weights_bytes(const Model& m, const Layout& l, const EngineSettings& s, int first, int last, bool has_embed, bool has_head,
-                             std::int64_t context) const;
-  // Fills reserved / activation / overhead / kv / state terms and kv_tokens of `b` (capacity and
-  // weights are set by the caller). Also the running-request cap this stage allows.
+  double stage_weights_bytes(const Model& m, const Layout& l, const EngineSettings& s, int first, int last, bool has_embed,
+                             bool has_head) const;
+  // Fills reserved / activation / overhead / kv / state terms and kv_tokens / reported_kv_tokens (what the engine prints) of `b` (capacity
+  // and weights are set by the caller). Also the running-request cap this stage allows.
   virtual void fill_stage(const StageInput& in, const EngineDefaults& d, RankBudget& b) const = 0;
   // The capacity the engine sizes its pools from on this GPU (torch total_memory).
   double capacity_bytes(const Gpu& gpu) const { return gpu.engine_bytes(); }
   // Whether the engine refuses to start when one request of the full context does not fit the KV
   // pool (vLLM check_enough_kv_cache_memory raises; SGLang caps max_req_len at the pool instead).
   virtual bool refuses_context_beyond_pool() const = 0;
-  // Tokens the engine prints at start-up for this budget ("GPU KV cache size", "#tokens").
-  virtual std::int64_t reported_kv_tokens(const RankBudget& b) const;
 
   // --- start-up logs (k3plan validate --log): what the engine's own lines mean
   virtual std::string logged_model(const EngineLog& log) const = 0;

@@ -163,7 +163,7 @@ Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o) {
 
   const FitResult f = evaluate_fit(m, gpu, l, s, context, 1);
   const RankBudget& b = f.limiting;
-  const std::int64_t predicted_tokens = em.reported_kv_tokens(b);
+  const std::int64_t predicted_tokens = b.reported_kv_tokens;  // what the engine prints (fill_stage sets it)
 
   // the logged token count, as the engine printed it
   const auto logged_kv = em.logged_kv_tokens(log, s.block_size);

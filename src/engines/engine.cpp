@@ -218,8 +218,6 @@ std::string EngineModel::parallel_flags(const Model& m, const Layout& l) const {
   return fmt::format("{}", fmt::join(parallel_args(m, l), " "));
 }
 
-std::int64_t EngineModel::reported_kv_tokens(const RankBudget& b) const { return b.kv_tokens; }
-
 // ---------------------------------------------------------------------------------------------
 // weights as the engines lay them out on one rank
 
@@ -242,7 +240,7 @@ double rotary_dim(const Model& m) {
 }  // namespace
 
 double EngineModel::stage_weights_bytes(const Model& m, const Layout& l, const EngineSettings& s, int first, int last, bool has_embed,
-                                        bool has_head, std::int64_t context) const {
+                                        bool has_head) const {
   const double h = static_cast<double>(m.hidden_size);
   const int attn_tp = attention_tp(l), tp = l.tp, group = moe_group(l);
   const std::string& uniform = s.precision;
@@ -277,7 +275,6 @@ double EngineModel::stage_weights_bytes(const Model& m, const Layout& l, const E
   // RoPE cos/sin cache, one per rank, sized by the model's max_position_embeddings (not the
   // context asked for) in the model dtype: vllm/model_executor/layers/rotary_embedding
   if (has_embed && rope_cache_in_weights()) bytes += static_cast<double>(m.max_context) * rotary_dim(m) * 2.0;
-  (void)context;
   return bytes;
 }
 

@@ -148,7 +148,6 @@ class Vllm final : public EngineModel {
     grouped_pool(in, d, specs, pool, mamba, b);
   }
 
-  std::int64_t reported_kv_tokens(const RankBudget& b) const override { return b.reported_kv_tokens; }
   // vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory
   bool refuses_context_beyond_pool() const override { return true; }
 
