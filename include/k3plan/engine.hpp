@@ -141,8 +141,9 @@ class EngineModel {
   // Weight bytes on one rank of the stage covering layers [first, last).
   double stage_weights_bytes(const Model& m, const Layout& l, const EngineSettings& s, int first, int last, bool has_embed,
                              bool has_head) const;
-  // Fills reserved / activation / overhead / kv / state terms and kv_tokens / reported_kv_tokens (what the engine prints) of `b` (capacity
-  // and weights are set by the caller). Also the running-request cap this stage allows.
+  // Fills reserved / activation / overhead / kv / state terms, kv_tokens and reported_kv_tokens
+  // (what the engine prints) of `b`; capacity and weights are set by the caller. Also the
+  // running-request cap this stage allows.
   virtual void fill_stage(const StageInput& in, const EngineDefaults& d, RankBudget& b) const = 0;
   // The capacity the engine sizes its pools from on this GPU (torch total_memory).
   double capacity_bytes(const Gpu& gpu) const { return gpu.engine_bytes(); }
