@@ -9,7 +9,7 @@
 #include <k3plan/error.hpp>
 #include <sstream>
 
-#include "yaml_reader.hpp"
+#include <k3plan/yaml_reader.hpp>
 
 namespace k3plan {
 
