@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PKGS := cmake g++ make libcli11-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev catch2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps configure build run test sanitize format-check clean validation-table
+.PHONY: deps configure build run test sanitize format-check clean validation-table golden
 
 deps:
 	@missing=""; for p in $(PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -26,7 +26,7 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 sanitize: deps
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DK3PLAN_SANITIZE=ON
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DK3PLAN_SANITIZE=ON -DK3PLAN_WERROR=ON
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
@@ -41,3 +41,7 @@ validation-table: build
 	cd $(BUILD) && ctest -R "start-up log|out-of-sample logs|in-sample logs|error bands" --output-on-failure || true
 	cp $(BUILD)/engine-validation-logs.md docs/engine-validation-logs.md
 	cp $(BUILD)/log-accuracy.yaml data/validation/log-accuracy.yaml
+
+# the golden CLI outputs (tests/golden): rewrite them after a reviewed change, then read the diff
+golden: build
+	tests/golden/run.sh $(BUILD)/k3plan --update

@@ -177,13 +177,14 @@ TEST_CASE("fit --weights-only gives every GPU a deployable layout whose TP x PP 
     CHECK_FALSE(d.at("flags").at("vllm").get<std::string>().empty());
 
     const long n = d.at("gpus").get<long>();
-    const long tp = d.at("tp").get<long>();
-    const long pp = d.at("pp").get<long>();
+    const long tp = d.at("layout").at("tp").get<long>();
+    const long pp = d.at("layout").at("pp").get<long>();
     CHECK(n >= g.at("lower_bound_gpus_usable").get<long>());
     CHECK(tp * pp == n);
     CHECK(d.at("nodes").get<long>() >= 1);
-    CHECK(d.at("ep").get<long>() >= 1);
-    CHECK(d.at("dp").get<long>() >= 1);
+    CHECK(d.at("layout").at("ep").get<long>() >= 1);
+    CHECK(d.at("layout").at("dp").get<long>() >= 1);
+    CHECK(d.at("layout").at("dcp").get<long>() == 1);  // one layout shape everywhere, dcp included
 
     // the weights on each GPU fit in what the driver reports
     const double per_gpu = d.at("weights_bytes_per_gpu").get<double>();

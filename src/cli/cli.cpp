@@ -16,6 +16,8 @@ namespace {
 
 void add_format(CLI::App* sub, GlobalOptions& g) {
   sub->add_option("--format,-f", g.format, "Output: table, json, yaml, csv or md")->capture_default_str();
+  sub->add_flag("--wide", g.wide, "Tables as wide as their content (default: fit 100 columns)");
+  sub->add_flag("--assumptions", g.all_assumptions, "List every assumption (default: the count and the first few)");
   sub->add_option("--data", g.data_dirs, "Extra catalogue directory (repeatable); its entries add to or override the embedded ones");
 }
 
@@ -122,9 +124,8 @@ Cli::Cli() {
   cost->add_option("--svg", co->svg_path, "Write the rent-vs-API chart (SVG) to this file");
   add_format(cost, global);
   cost->callback([this, co] { action = [co](const Catalogue& c) { return run_cost(c, *co); }; });
-  auto vpath = std::make_shared<std::string>();
-  auto* validate = app.add_subcommand("validate", "Replay real engine start-up logs through fit and publish the error table");
-  validate->add_option("--cases", *vpath, "A cases YAML (default: the embedded data/validation/engine-logs.cases.yaml)");
+  auto* validate =
+      app.add_subcommand("validate", "The engine-accuracy table on public start-up logs; with --log, replay one log term by term");
   auto vlog = std::make_shared<ValidateLogOptions>();
   validate->add_option("--log", vlog->log_path, "A vLLM or SGLang start-up log: compare it with the plan, term by term");
   validate->add_option("-m,--model", vlog->model,
@@ -133,11 +134,10 @@ Cli::Cli() {
   validate->add_option("--engine", vlog->engine, "With --log: sglang or vllm (checked against the log)");
   validate->add_option("--engine-version", vlog->engine_version, "With --log: engine release when the log does not print it");
   add_format(validate, global);
-  validate->callback([this, vpath, vlog] {
+  validate->callback([this, vlog] {
     if (vlog->log_path.empty() && (!vlog->model.empty() || !vlog->gpu.empty() || !vlog->engine_version.empty()))
       throw CLI::ValidationError("-m/-g/--engine-version", "need --log");
-    if (!vlog->log_path.empty() && !vpath->empty()) throw CLI::ValidationError("--log", "give --log or --cases, not both");
-    action = [vpath, vlog](const Catalogue& c) { return vlog->log_path.empty() ? run_validate(c, *vpath) : run_validate_log(c, *vlog); };
+    action = [vlog](const Catalogue& c) { return vlog->log_path.empty() ? run_validate(c) : run_validate_log(c, *vlog); };
   });
   auto lo = std::make_shared<LaunchOptions>();
   auto lo_engine = std::make_shared<std::string>("sglang");

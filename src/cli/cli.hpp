@@ -14,6 +14,8 @@ namespace k3plan {
 struct GlobalOptions {
   std::vector<std::string> data_dirs;
   std::string format = "table";
+  bool wide = false;             // tables as wide as their content (default: 100 columns)
+  bool all_assumptions = false;  // list every assumption (default: the count and the first few)
 };
 
 struct Cli {

@@ -40,7 +40,10 @@ int main(int argc, char** argv) {
     for (const auto& dir : cli.global.data_dirs) catalogue.add_directory(dir);
     const auto format = k3plan::parse_format(cli.global.format);
     const k3plan::Report report = cli.action(catalogue);
-    const std::string out = k3plan::render(report, format);
+    k3plan::TextOptions text;
+    text.width = cli.global.wide ? 0 : k3plan::kTerminalWidth;
+    text.all_assumptions = cli.global.all_assumptions;
+    const std::string out = k3plan::render(report, format, text);
     std::fwrite(out.data(), 1, out.size(), stdout);
     return report.exit_code;
   } catch (const k3plan::InputError& e) {

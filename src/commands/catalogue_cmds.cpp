@@ -38,7 +38,8 @@ Report run_models(const Catalogue& cat) {
   Table t{"Models (parameters derived from geometry; published in brackets)",
           {"id", "name", "layers", "params_total", "params_active", "as shipped", "weights GB", "max context"},
           {},
-          {}};
+          {},
+          {1}};  // the name goes first at 100 columns: the id says which model
   r.data["models"] = nlohmann::json::array();
   for (const auto& m : cat.models()) {
     const auto p = count_params(m);

@@ -34,21 +34,8 @@ inline void add_assumptions(Report& r, const std::vector<Assumption>& as) {
   }
 }
 
-// The JSON and text forms of a layout and a per-GPU budget, shared by fit, perf, plan and report.
-inline nlohmann::json layout_json(const Layout& l) {
-  return {{"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"pp", l.pp}, {"dp_attention", l.dp_attention}, {"dcp", l.dcp}};
-}
-
-inline std::string layout_text(const Layout& l) {
-  std::string s = fmt::format("TP{}", l.tp);
-  if (l.ep > 1) s += fmt::format(" EP{}", l.ep);
-  if (l.dp > 1) s += fmt::format(" DP{}", l.dp);
-  if (l.pp > 1) s += fmt::format(" PP{}", l.pp);
-  if (l.dcp > 1) s += fmt::format(" DCP{}", l.dcp);
-  if (l.dp_attention) s += " DP-attention";
-  return s;
-}
-
+// The JSON form of a per-GPU budget, shared by fit, perf, plan and report (a layout's forms are in
+// parallel.hpp).
 inline nlohmann::json budget_json(const RankBudget& b) {
   return {{"stage", b.stage},
           {"layers", b.layers},

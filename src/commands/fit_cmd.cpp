@@ -8,6 +8,7 @@
 #include <k3plan/deploy.hpp>
 #include <k3plan/engine_flags.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/fit_plan.hpp>
 #include <k3plan/params.hpp>
 #include <k3plan/units.hpp>
 
@@ -24,6 +25,33 @@ std::string shell_quote_if_needed(const std::string& p) {
     if (!(std::isalnum(c) || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == '+' || c == '@')) return shell_quote(p);
   }
   return p.empty() ? "''" : p;
+}
+
+// "prog --a 1 --b 2" as lines of one shell command: the program, then one "--flag value" per line,
+// each but the last ending in " \\" (flags as serve_args() wrote them, already quoted).
+std::vector<std::string> shell_lines(const std::string& program, const std::string& flags) {
+  std::vector<std::string> words, out{"  " + program};
+  std::string cur;
+  for (std::size_t i = 0; i <= flags.size(); ++i) {
+    if (i == flags.size() || flags[i] == ' ') {
+      if (!cur.empty()) words.push_back(cur);
+      cur.clear();
+      continue;
+    }
+    cur += flags[i];
+    if (flags[i] == '\'' )  // a quoted value runs to its closing quote
+      for (++i; i < flags.size(); ++i) {
+        cur += flags[i];
+        if (flags[i] == '\'') break;
+      }
+  }
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    std::string l = "    " + words[i];
+    if (i + 1 < words.size() && words[i + 1].rfind("--", 0) != 0) l += " " + words[++i];
+    out.push_back(l);
+  }
+  for (std::size_t i = 0; i + 1 < out.size(); ++i) out[i] += " \\";
+  return out;
 }
 
 nlohmann::json fit_json(const FitResult& f) {
@@ -158,8 +186,7 @@ void fit_summary(Report& r, const FitResult& f, const Model& m, const std::strin
   s.rows.push_back({"verdict", f.fits ? "FITS" : "DOES NOT FIT"});
   s.rows.push_back({"GPUs", fmt::format("{} x {} ({} node{})", f.gpus, f.gpu, f.nodes, f.nodes > 1 ? "s" : "")});
   s.rows.push_back(
-      {"layout", fmt::format("TP{} EP{} DP{} PP{}{}{}", f.layout.tp, f.layout.ep, f.layout.dp, f.layout.pp,
-                             f.layout.dp_attention ? " (DP-attention)" : "", f.layout.dcp > 1 ? fmt::format(" DCP{}", f.layout.dcp) : "")});
+      {"layout", layout_text(f.layout)});
   s.rows.push_back({"KV cache tokens", fmt::format("{} per instance ({} B/token per GPU)", fmt_int(static_cast<double>(f.kv_cache_tokens)),
                                                    fmt_int(f.limiting.kv_bytes_per_token))});
   if (f.limiting.state_bytes_per_sequence > 0)
@@ -175,10 +202,13 @@ void fit_summary(Report& r, const FitResult& f, const Model& m, const std::strin
   s.rows.push_back({"longest context, one user", fmt::format("{} tokens", fmt_int(static_cast<double>(f.max_context_one_user)))});
   s.rows.push_back(
       {"headroom", f.headroom >= 0 ? fmt::format("{:.1f}% of the KV/state pool free at the requested load", f.headroom * 100) : "-"});
-  const std::string path = shell_quote_if_needed(serve_model_path(m, spec));
-  s.rows.push_back({"SGLang", "python3 -m sglang.launch_server --model-path " + path + " " + f.sglang_flags});
-  s.rows.push_back({"vLLM", "vllm serve " + path + " " + f.vllm_flags});
   r.tables.push_back(s);
+  // the launch commands as shell lines that stay copyable at any terminal width
+  const std::string path = shell_quote_if_needed(serve_model_path(m, spec));
+  r.notes.push_back("SGLang:");
+  for (const auto& l : shell_lines("python3 -m sglang.launch_server --model-path " + path, f.sglang_flags)) r.notes.push_back(l);
+  r.notes.push_back("vLLM:");
+  for (const auto& l : shell_lines("vllm serve " + path, f.vllm_flags)) r.notes.push_back(l);
   for (const auto& x : f.reasons) r.notes.push_back("does not fit: " + x);
   for (const auto& x : f.warnings) r.notes.push_back("warning: " + x);
   for (const auto& x : f.flag_notes) r.notes.push_back("note: " + x);
@@ -207,41 +237,28 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
     // every catalogue GPU: lower bound for the weights, deployable layout, and the smallest that holds the load
     r.data = {{"model", m.id},      {"weights_bytes", weights}, {"precision", o.precision.empty() ? "as shipped" : o.precision},
               {"context", context}, {"users", o.users},         {"gpus", nlohmann::json::array()}};
-    struct Row {
-      nlohmann::json j;
-      std::vector<std::string> cells;
-      double cost;
-    };
-    std::vector<Row> rows;
-    for (const auto& g : cat.gpus()) {
-      const LowerBound lb = weights_lower_bound(m, g, weights);
+    std::vector<std::vector<std::string>> table_rows;
+    for (const auto& row : fit_every_gpu(cat, m, s, weights, context, o.users, o.weights_only)) {
+      const Gpu& g = *row.gpu;
+      const LowerBound& lb = row.lower_bound;
       nlohmann::json j = {
           {"gpu", g.id}, {"lower_bound_gpus", lb.lower_bound_gpus}, {"lower_bound_gpus_usable", lb.lower_bound_gpus_usable}};
       if (lb.deployable_found)
-        j["deployable"] = {
-            {"gpus", lb.gpus},
-            {"nodes", lb.nodes},
-            {"tp", lb.layout.tp},
-            {"ep", lb.layout.ep},
-            {"pp", lb.layout.pp},
-            {"dp", lb.layout.dp},
-            {"weights_bytes_per_gpu", lb.weights_bytes_per_gpu},
-            {"vllm_layout", {{"tp", lb.vllm_layout.tp}, {"pp", lb.vllm_layout.pp}, {"dp", lb.vllm_layout.dp}, {"ep", lb.vllm_layout.ep}}},
-            {"flags", {{"sglang", lb.flags.sglang}, {"vllm", lb.flags.vllm}}}};
+        j["deployable"] = {{"gpus", lb.gpus},
+                           {"nodes", lb.nodes},
+                           {"layout", layout_json(lb.layout)},
+                           {"weights_bytes_per_gpu", lb.weights_bytes_per_gpu},
+                           {"vllm_layout", layout_json(lb.vllm_layout)},
+                           {"flags", {{"sglang", lb.flags.sglang}, {"vllm", lb.flags.vllm}}}};
       else
         j["deployable"] = nullptr;
       std::string load = "-";
-      double cost = 1e300;
-      if (!o.weights_only) {
-        const FitResult f = search_fit(m, g, s, context, o.users);
+      if (row.fit) {
+        const FitResult& f = *row.fit;
         j["fit"] = fit_json(f);
         if (f.fits) {
-          cost = f.gpus * g.price_usd_per_hour.value;
-          load = fmt::format(
-              "{} ({}n) TP{} EP{} PP{}{} {:.0f} USD/h", f.gpus, f.nodes, f.layout.tp, f.layout.ep, f.layout.pp,
-              (f.layout.dp > 1 ? fmt::format(" DP{}", f.layout.dp) : "") + (f.layout.dcp > 1 ? fmt::format(" DCP{}", f.layout.dcp) : ""),
-              cost);
-          j["fit"]["usd_per_hour"] = cost;
+          load = fmt::format("{} ({}n) {} {:.0f} USD/h", f.gpus, f.nodes, layout_text(f.layout), row.usd_per_hour);
+          j["fit"]["usd_per_hour"] = row.usd_per_hour;
         } else {
           load = "no fit";
         }
@@ -252,9 +269,10 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
                                      lb.deployable_found ? std::to_string(lb.gpus) : "-",
                                      lb.deployable_found ? std::to_string(lb.nodes) : "-",
                                      lb.deployable_found ? fmt::format("{:.1f}", lb.weights_bytes_per_gpu / kGB) : "-",
-                                     lb.deployable_found ? lb.flags.sglang : "-"};
+                                     lb.deployable_found ? layout_text(lb.layout) : "-"};
       if (!o.weights_only) cells.push_back(load);
-      rows.push_back({j, cells, lb.deployable_found ? (o.weights_only ? lb.gpus * g.price_usd_per_hour.value : cost) : 1e300});
+      table_rows.push_back(cells);
+      r.data["gpus"].push_back(j);
       // only the GPU figures this table uses: memory (bounds) and price (ranking)
       std::vector<Assumption> used;
       for (const auto& a : g.assumptions)
@@ -263,20 +281,16 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
           used.push_back(a);
       add_assumptions(r, used);
     }
-    if (!o.weights_only) std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.cost < b.cost; });
     Table t{fmt::format("{}: {} of weights ({}); GPUs for the weights alone{}{}", m.id, human_decimal(weights),
                         o.precision.empty() ? "as shipped" : o.precision, o.weights_only ? "" : " and for the load",
                         o.weights_only ? ""
                                        : fmt::format(" ({} user{} at {} tokens, {}; ranked by USD/hour)", o.users, o.users == 1 ? "" : "s",
                                                      format_context(context), o.engine)),
-            {"gpu", "lower bound (sold GB)", "lower bound (driver)", "deployable", "nodes", "GB/GPU", "SGLang flags"},
+            {"gpu", "bound (sold GB)", "bound (driver)", "deployable", "nodes", "GB/GPU", "SGLang layout"},
             {},
-            {}};
+            {false, true, true, true, true, true, false, false}};
     if (!o.weights_only) t.headers.push_back("fits the load");
-    for (auto& row : rows) {
-      t.rows.push_back(row.cells);
-      r.data["gpus"].push_back(row.j);
-    }
+    t.rows = std::move(table_rows);
     r.tables.push_back(t);
     r.notes.push_back(
         "Lower bounds: weights / memory per GPU, rounded up (sold GB = 1e9 B as vendors quote; driver = MiB the driver reports). "
@@ -289,34 +303,22 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
 
   const Gpu& g = cat.gpu(o.gpu);
   add_assumptions(r, g.assumptions);
-  FitResult f;
-  if (o.gpus > 0 || explicit_layout) {
+  FitRequest req;
+  req.context = context;
+  req.users = o.users;
+  req.gpus = o.gpus;
+  req.ep_given = o.ep != 0;
+  if (explicit_layout) {
     Layout l;
-    const int n = o.gpus;
-    if (explicit_layout) {
-      l.tp = o.tp ? o.tp : 1;
-      l.ep = o.ep ? o.ep : 1;
-      l.dp = o.dp ? o.dp : 1;
-      l.pp = o.pp ? o.pp : 1;
-      l.dcp = o.dcp ? o.dcp : 1;
-      l.dp_attention = o.dp_attention;
-      const EngineModel& em = s.model();
-      if (m.moe && o.ep == 0 && l.ep == 1 && (l.tp * l.dp) > 1) {
-        Layout ep = l;
-        ep.ep = 2;  // ask the engine what EP it derives when expert parallel is on
-        const Layout derived = em.effective_layout(m, ep, false);
-        if (derived.ep == l.tp * l.dp) l.ep = derived.ep;
-      }
-      if (n > 0 && em.gpus(l) != n)
-        throw InputError(
-            fmt::format("-n {} contradicts the layout: {} needs {} GPUs ({})", n, em.gpu_product_text(), em.gpus(l), em.display_name()));
-      f = evaluate_fit(m, g, l, s, context, o.users);
-    } else {
-      f = fit_on_gpus(m, g, s, n, context, o.users);
-    }
-  } else {
-    f = search_fit(m, g, s, context, o.users);
+    l.tp = o.tp ? o.tp : 1;
+    l.ep = o.ep ? o.ep : 1;
+    l.dp = o.dp ? o.dp : 1;
+    l.pp = o.pp ? o.pp : 1;
+    l.dcp = o.dcp ? o.dcp : 1;
+    l.dp_attention = o.dp_attention;
+    req.layout = l;
   }
+  const FitResult f = fit_one_gpu(m, g, s, req);
   fit_summary(r, f, m, o.model);
   r.data = fit_json(f);
   r.data["assumptions"] = r.assumptions;

@@ -28,16 +28,9 @@ std::string model_kind(const Model& m) {
   return "dense";
 }
 
-namespace {
-struct Row {
-  std::string engine, window, kind;
-  int logs = 0;
-  double median = 0, max = 0;
-};
-
-const std::vector<Row>& rows() {
+const std::vector<AccuracyRow>& accuracy_table() {
   static std::once_flag once;
-  static std::vector<Row> out;
+  static std::vector<AccuracyRow> out;
   std::call_once(once, [] {
     for (const auto& f : embedded_files()) {
       if (std::string(f.path) != "validation/log-accuracy.yaml") continue;
@@ -46,7 +39,7 @@ const std::vector<Row>& rows() {
       r.check_keys(root, {"bands"}, "");
       for (const auto& n : root["bands"]) {
         r.check_keys(n, {"engine", "window", "kind", "logs", "median_abs_error_pct", "max_abs_error_pct"}, "bands[]");
-        Row x;
+        AccuracyRow x;
         x.engine = r.str(n, "engine", "bands[]", true);
         x.window = r.str(n, "window", "bands[]", true);
         x.kind = r.str(n, "kind", "bands[]", true);
@@ -59,7 +52,6 @@ const std::vector<Row>& rows() {
   });
   return out;
 }
-}  // namespace
 
 std::string AccuracyBand::text() const {
   if (!validated) return fmt::format("not validated: no out-of-sample start-up log of {}", scope);
@@ -76,7 +68,7 @@ AccuracyBand accuracy_band(Engine e, const std::string& window, const std::strin
   const Scope scopes[] = {{window, kind, fmt::format("{} {}, {} models", name, window, kind)},
                           {"*", kind, fmt::format("{} (any version), {} models", name, kind)}};
   for (const auto& sc : scopes)
-    for (const auto& r : rows())
+    for (const auto& r : accuracy_table())
       if (r.engine == eng && r.window == sc.window && r.kind == sc.kind) {
         AccuracyBand b;
         b.validated = true;

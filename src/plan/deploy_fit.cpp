@@ -2,6 +2,7 @@
 
 #include <k3plan/deploy_fit.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/fit_plan.hpp>
 
 namespace k3plan {
 
@@ -27,10 +28,8 @@ DeploymentFit fit_deployment(const Catalogue& cat, const Deployment& d) {
     r.fit = fit_on_gpus(r.model, g, s, r.gpus, r.context, d.users);  // the same choice as `fit -g GPU -n N`
     return r;
   }
-  Layout l = d.layout;
-  if (d.engine == Engine::vllm && r.model.moe && l.ep == 1 && d.where.count("parallel.ep") == 0 && l.tp * l.dp > 1) {
-    l.ep = l.tp * l.dp;  // vLLM derives EP when expert parallel is on; the file may omit it
-  }
+  // the engine derives EP when expert parallel is on and the file omits it (vLLM: TP x DP)
+  const Layout l = complete_layout(r.model, s, d.layout, d.where.count("parallel.ep") > 0);
   r.fit = evaluate_fit(r.model, g, l, s, r.context, d.users);
   return r;
 }

@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -95,7 +96,78 @@ std::string md_cell(const std::string& s) {
 
 }  // namespace
 
-std::string render_table(const Table& t) {
+namespace {
+
+// Splits `s` into lines of at most `w` columns at spaces; a word longer than `w` is cut.
+std::vector<std::string> wrap(const std::string& s, std::size_t w) {
+  std::vector<std::string> out;
+  if (w == 0 || width(s) <= w) return {s};
+  std::string line;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t j = s.find(' ', i);
+    if (j == std::string::npos) j = s.size();
+    std::string word = s.substr(i, j - i);
+    i = j + 1;
+    while (width(word) > w) {  // cut an overlong word (a long path or flag list without spaces)
+      if (!line.empty()) out.push_back(line), line.clear();
+      std::size_t cut = 0, cols = 0;
+      while (cut < word.size() && cols < w) {
+        ++cut;
+        while (cut < word.size() && (static_cast<unsigned char>(word[cut]) & 0xC0) == 0x80) ++cut;
+        ++cols;
+      }
+      out.push_back(word.substr(0, cut));
+      word = word.substr(cut);
+    }
+    if (line.empty())
+      line = word;
+    else if (width(line) + 1 + width(word) <= w)
+      line += " " + word;
+    else
+      out.push_back(line), line = word;
+  }
+  if (!line.empty() || out.empty()) out.push_back(line);
+  return out;
+}
+
+// A paragraph wrapped to `w` columns, continuation lines indented by `indent` spaces.
+std::string paragraph(const std::string& first_prefix, const std::string& s, std::size_t w, std::size_t indent) {
+  if (w == 0 || width(first_prefix) + width(s) <= w) return first_prefix + s + "\n";
+  const std::size_t body = w > indent + 20 ? w - std::max(indent, width(first_prefix)) : 20;
+  std::string out;
+  const auto lines = wrap(s, body);
+  for (std::size_t i = 0; i < lines.size(); ++i) out += (i == 0 ? first_prefix : std::string(indent, ' ')) + lines[i] + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string render_table(const Table& table, std::size_t max_width) {
+  // columns the table marks optional go first when it is too wide, in the order given
+  Table t = table;
+  std::vector<std::string> hidden;
+  auto natural_width = [](const Table& x) {
+    std::size_t sum = 0;
+    for (std::size_t i = 0; i < x.headers.size(); ++i) {
+      std::size_t c = width(x.headers[i]);
+      for (const auto& row : x.rows)
+        if (i < row.size()) c = std::max(c, width(row[i]));
+      sum += c + (i > 0 ? 2 : 0);
+    }
+    return sum;
+  };
+  for (const std::size_t drop : table.optional_columns) {
+    if (max_width == 0 || natural_width(t) <= max_width) break;
+    const auto it = std::find(t.headers.begin(), t.headers.end(), table.headers.at(drop));
+    if (it == t.headers.end()) continue;
+    const auto i = static_cast<std::size_t>(it - t.headers.begin());
+    hidden.push_back(t.headers[i]);
+    t.headers.erase(t.headers.begin() + static_cast<std::ptrdiff_t>(i));
+    if (i < t.right_align.size()) t.right_align.erase(t.right_align.begin() + static_cast<std::ptrdiff_t>(i));
+    for (auto& row : t.rows)
+      if (i < row.size()) row.erase(row.begin() + static_cast<std::ptrdiff_t>(i));
+  }
   const std::size_t n = t.headers.size();
   std::vector<std::size_t> w(n, 0);
   for (std::size_t i = 0; i < n; ++i) w[i] = width(t.headers[i]);
@@ -111,28 +183,82 @@ std::string render_table(const Table& t) {
       right[i] = num;
     }
   }
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string s;
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::string c = i < cells.size() ? cells[i] : "";
-      const std::string pad(w[i] - std::min(w[i], width(c)), ' ');
-      s += right[i] ? pad + c : c + pad;
-      if (i + 1 < n) s += "  ";
+  // Too wide for the terminal: narrow the column with the most to give, repeatedly, and wrap its
+  // cells (and its header) at spaces. Numbers never wrap: a numeric column narrows only to its
+  // widest value (its header wraps); a text column to 12 columns.
+  auto total = [&] {
+    std::size_t sum = n > 0 ? 2 * (n - 1) : 0;
+    for (auto x : w) sum += x;
+    return sum;
+  };
+  constexpr std::size_t kMinColumn = 12;
+  std::vector<std::size_t> floor_w(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    // numbers keep their width; header words are not cut while a wider column can give
+    std::size_t numbers = 0, header_word = 0;
+    for (const auto& row : t.rows)
+      if (i < row.size() && (looks_numeric(row[i]) || row[i] == "-") && row[i].find(' ') == std::string::npos)
+        numbers = std::max(numbers, width(row[i]));
+    const std::string& h = t.headers[i];
+    for (std::size_t a = 0, b = 0; a <= h.size(); ++a)
+      if (a == h.size() || h[a] == ' ') {
+        header_word = std::max(header_word, width(h.substr(b, a - b)));
+        b = a + 1;
+      }
+    floor_w[i] = std::min(w[i], std::max({numbers, header_word, right[i] ? std::size_t{1} : kMinColumn}));
+  }
+  while (max_width > 0 && total() > max_width) {
+    std::size_t pick = n;
+    for (std::size_t i = 0; i < n; ++i)
+      if (w[i] > floor_w[i] && (pick == n || w[i] - floor_w[i] > w[pick] - floor_w[pick])) pick = i;
+    if (pick == n) break;  // nothing left to narrow: print as is
+    const std::size_t excess = total() - max_width;
+    const std::size_t target = std::max(floor_w[pick], w[pick] > excess ? w[pick] - excess : floor_w[pick]);
+    // the column is as wide as its wrapped cells need (never more than before)
+    std::size_t need = 1;
+    for (const auto& l : wrap(t.headers[pick], target)) need = std::max(need, width(l));
+    for (const auto& row : t.rows)
+      if (pick < row.size())
+        for (const auto& l : wrap(row[pick], target)) need = std::max(need, width(l));
+    if (need >= w[pick]) {
+      floor_w[pick] = w[pick];  // wrapping gains nothing here (one long word): leave it
+      continue;
     }
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s + "\n";
+    w[pick] = need;
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::vector<std::vector<std::string>> parts(n);
+    std::size_t height = 1;
+    for (std::size_t i = 0; i < n; ++i) {
+      parts[i] = wrap(i < cells.size() ? cells[i] : "", w[i]);
+      height = std::max(height, parts[i].size());
+    }
+    std::string out;
+    for (std::size_t k = 0; k < height; ++k) {
+      std::string s;
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::string c = k < parts[i].size() ? parts[i][k] : "";
+        const std::string pad(w[i] - std::min(w[i], width(c)), ' ');
+        s += right[i] ? pad + c : c + pad;
+        if (i + 1 < n) s += "  ";
+      }
+      while (!s.empty() && s.back() == ' ') s.pop_back();
+      out += s + "\n";
+    }
+    return out;
   };
   std::string out;
-  if (!t.title.empty()) out += t.title + "\n";
+  if (!t.title.empty()) out += paragraph("", t.title, max_width, 2);
   out += line(t.headers);
   std::vector<std::string> rule;
   for (std::size_t i = 0; i < n; ++i) rule.emplace_back(w[i], '-');
   out += line(rule);
   for (const auto& row : t.rows) out += line(row);
+  if (!hidden.empty()) out += fmt::format("(not shown at this width: {}; --wide shows every column)\n", fmt::join(hidden, ", "));
   return out;
 }
 
-std::string render(const Report& r, Format f) {
+std::string render(const Report& r, Format f, const TextOptions& text) {
   switch (f) {
     case Format::json:
       return r.data.dump(2) + "\n";
@@ -186,15 +312,20 @@ std::string render(const Report& r, Format f) {
       std::string out;
       for (std::size_t i = 0; i < r.tables.size(); ++i) {
         if (i > 0) out += "\n";
-        out += render_table(r.tables[i]);
+        out += render_table(r.tables[i], text.width);
       }
       if (!r.notes.empty()) {
         if (!out.empty()) out += "\n";
-        for (const auto& n : r.notes) out += n + "\n";
+        for (const auto& n : r.notes) out += paragraph("", n, text.width, 2);
       }
       if (!r.assumptions.empty()) {
-        out += "\nAssumptions (not published figures):\n";
-        for (const auto& a : r.assumptions) out += "  * " + a + "\n";
+        const std::size_t shown = text.all_assumptions ? r.assumptions.size() : std::min(r.assumptions.size(), kAssumptionsShown);
+        if (shown == r.assumptions.size())
+          out += fmt::format("\nAssumptions (not published figures): {}\n", r.assumptions.size());
+        else
+          out += fmt::format("\nAssumptions (not published figures): {}, the first {} shown (--assumptions: all)\n",
+                             r.assumptions.size(), shown);
+        for (std::size_t i = 0; i < shown; ++i) out += paragraph("  * ", r.assumptions[i], text.width, 4);
       }
       return out;
     }

@@ -3,6 +3,7 @@
 // engine.hpp). Lives in the catalogue layer because deployment files and start-up logs carry one.
 // Invariant: gpus() == tp * pp * dp for vLLM; for SGLang the instance is tp * pp GPUs and dp
 // (DP-attention) partitions the TP group, so gpus() == tp * pp.
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace k3plan {
@@ -22,6 +23,11 @@ struct Layout {
   // and clamped: absurd degrees from user input must not overflow
   int gpus(Engine e) const;  // defined in src/engines/layout.cpp (the engine model decides)
 };
+
+// The one JSON shape of a layout, everywhere k3plan writes one: {tp, ep, dp, pp, dp_attention, dcp}.
+nlohmann::json layout_json(const Layout& l);
+// "TP8 EP8 DP2 PP2 DCP8 DP-attention": degrees above 1 only (TP always).
+std::string layout_text(const Layout& l);
 
 const char* to_string(Engine e);
 // "sglang" | "vllm"; anything else is an InputError with a suggestion

@@ -161,6 +161,13 @@ struct AccuracyBand {
   double max_abs_error_pct = 0;
   std::string text() const;  // "within 3.2% (median 1.1%) on 4 out-of-sample logs of vLLM 0.18, moe models" or "not validated: ..."
 };
+// One row of that table: engine ("sglang" | "vllm"), window ("*" = any), kind ("*" = any).
+struct AccuracyRow {
+  std::string engine, window, kind;
+  int logs = 0;
+  double median = 0, max = 0;  // |error| percent
+};
+const std::vector<AccuracyRow>& accuracy_table();
 // The narrowest scope with at least one log: engine window and kind, then the engine and kind; no
 // log of that kind for the engine = "not validated".
 AccuracyBand accuracy_band(Engine e, const std::string& window, const std::string& kind);

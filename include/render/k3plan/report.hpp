@@ -12,6 +12,9 @@ struct Table {
   std::vector<std::string> headers;
   std::vector<std::vector<std::string>> rows;
   std::vector<bool> right_align;  // per column; default: numbers right-aligned when unset
+  // columns (indices) that may be left out, in this order, when the table is too wide for the
+  // terminal; the table then says which (machine formats always have every column)
+  std::vector<std::size_t> optional_columns = {};
 };
 
 struct Report {
@@ -25,7 +28,17 @@ struct Report {
 
 enum class Format { table, json, yaml, csv, md };
 Format parse_format(const std::string& s);
-std::string render(const Report& r, Format f);
-std::string render_table(const Table& t);
+
+// How the table format is laid out for people: tables, titles and notes fit `width` columns (text
+// columns wrap at spaces; 0 = no limit, `--wide`); the assumptions are counted and the first few
+// listed (`--assumptions`: all). Machine formats (json, yaml, csv, md) ignore these.
+inline constexpr std::size_t kTerminalWidth = 100;
+inline constexpr std::size_t kAssumptionsShown = 5;
+struct TextOptions {
+  std::size_t width = kTerminalWidth;
+  bool all_assumptions = false;
+};
+std::string render(const Report& r, Format f, const TextOptions& text = {});
+std::string render_table(const Table& t, std::size_t max_width = kTerminalWidth);
 
 }  // namespace k3plan
