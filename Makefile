@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PKGS := cmake g++ make libcli11-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev catch2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps configure build run test sanitize format-check clean validation-table
+.PHONY: deps configure build run test sanitize format-check clean validation-table deb
 
 deps:
 	@missing=""; for p in $(PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -41,3 +41,9 @@ validation-table: build
 	cd $(BUILD) && ctest -R "start-up log|out-of-sample logs|in-sample logs|error bands" --output-on-failure || true
 	cp $(BUILD)/engine-validation-logs.md docs/engine-validation-logs.md
 	cp $(BUILD)/log-accuracy.yaml data/validation/log-accuracy.yaml
+
+# the Debian package: $(BUILD)/k3plan_<version>_<arch>.deb (CPack, needs only dpkg-deb); installs
+# /usr/bin/k3plan, which carries its catalogue and runs from any directory
+deb: build
+	cd $(BUILD) && cpack -G DEB
+	@ls -1 $(BUILD)/k3plan_*.deb
