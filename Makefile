@@ -45,5 +45,6 @@ validation-table: build
 # the Debian package: $(BUILD)/k3plan_<version>_<arch>.deb (CPack, needs only dpkg-deb); installs
 # /usr/bin/k3plan, which carries its catalogue and runs from any directory
 deb: build
+	rm -f $(BUILD)/k3plan_*.deb
 	cd $(BUILD) && cpack -G DEB
-	@ls -1 $(BUILD)/k3plan_*.deb
+	sh cmake/check_deb.sh $(BUILD)/k3plan_*.deb
