@@ -3,7 +3,8 @@
 // output). Runs both commands alternately (so machine load hits both alike), reports the median
 // wall time and the median CPU time (user + system, from wait4) of each and their ratios, and exits
 // 1 when the wall-time ratio of the medians exceeds the limit.
-//   cmake --build build --target k3plan_startup_bench && ./build/bench/k3plan_startup_bench [runs] [limit]
+//   cmake --build build --target k3plan_startup_bench && ./build/bench/k3plan_startup_bench [runs] [limit] [binary]
+// (binary: another k3plan to measure, e.g. an older build; default: this build's)
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -67,7 +68,7 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   const int runs = argc > 1 ? std::atoi(argv[1]) : 50;
   const double limit = argc > 2 ? std::atof(argv[2]) : 2.0;
-  const std::string bin = K3PLAN_BINARY;
+  const std::string bin = argc > 3 ? argv[3] : K3PLAN_BINARY;
   const std::vector<std::string> version = {bin, "--version"};
   const std::vector<std::string> fit = {bin, "fit", "-m", "kimi-k3"};
   run(version);  // warm the page cache
