@@ -4,6 +4,7 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <k3plan/catalogue.hpp>
+#include <k3plan/compiled.hpp>
 #include <k3plan/embedded.hpp>
 #include <k3plan/engine.hpp>
 #include <k3plan/engine_flags.hpp>
@@ -11,8 +12,6 @@
 #include <k3plan/version.hpp>
 #include <set>
 #include <unordered_map>
-
-#include <k3plan/compiled.hpp>
 
 using namespace k3plan;
 

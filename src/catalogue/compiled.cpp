@@ -1,7 +1,6 @@
 // Lookup of the compiled catalogue entries (compiled.hpp); the entries themselves are generated
 // (compiled_defaults.cpp: none, in a binary that links no generated entries).
 #include <k3plan/compiled.hpp>
-
 #include <mutex>
 
 namespace k3plan::compiled {

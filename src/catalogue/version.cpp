@@ -2,10 +2,9 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <k3plan/compiled.hpp>
 #include <k3plan/engine_version.hpp>
 #include <k3plan/version.hpp>
-
-#include <k3plan/compiled.hpp>
 
 namespace k3plan {
 

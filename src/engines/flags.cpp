@@ -123,8 +123,9 @@ class Table final : public FlagTable {
  public:
   // read from the build-time compiled form (catalogue/k3plan/compiled.hpp); load() reads the YAML
   explicit Table(Engine e) : e_(e) {
-    compiled::load_or_read(fmt::format("engines/{}-flags", to_string(e)), *this, [](Table& t) { t.load(); },
-                           [](Table& t) { return std::tie(t.ids_, t.windows_, t.entries_, t.by_flag_, t.regs_); });
+    compiled::load_or_read(
+        fmt::format("engines/{}-flags", to_string(e)), *this, [](Table& t) { t.load(); },
+        [](Table& t) { return std::tie(t.ids_, t.windows_, t.entries_, t.by_flag_, t.regs_); });
   }
 
   Engine engine() const override { return e_; }

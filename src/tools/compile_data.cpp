@@ -6,13 +6,12 @@
 #include <cstdio>
 #include <fstream>
 #include <k3plan/catalogue.hpp>
+#include <k3plan/compiled.hpp>
 #include <k3plan/engine.hpp>
 #include <k3plan/engine_flags.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/version.hpp>
 #include <sstream>
-
-#include <k3plan/compiled.hpp>
 
 // This binary links no generated entries (compiled_defaults.cpp: none), so every loader reads YAML.
 
