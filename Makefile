@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PKGS := cmake g++ make libcli11-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev catch2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps configure build run test sanitize format-check clean validation-table golden
+.PHONY: deps configure build run test sanitize format-check clean validation-table golden deb
 
 deps:
 	@missing=""; for p in $(PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -45,3 +45,10 @@ validation-table: build
 # the golden CLI outputs (tests/golden): rewrite them after a reviewed change, then read the diff
 golden: build
 	tests/golden/run.sh $(BUILD)/k3plan --update
+
+# the Debian package: $(BUILD)/k3plan_<version>_<arch>.deb (CPack, needs only dpkg-deb); installs
+# /usr/bin/k3plan, which carries its catalogue and runs from any directory
+deb: build
+	rm -f $(BUILD)/k3plan_*.deb
+	cd $(BUILD) && cpack -G DEB
+	sh cmake/check_deb.sh $(BUILD)/k3plan_*.deb

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <k3plan/catalogue.hpp>
+#include <k3plan/compiled.hpp>
 #include <k3plan/embedded.hpp>
 #include <k3plan/error.hpp>
 #include <sstream>
@@ -368,15 +369,22 @@ void Catalogue::add_text(const std::string& text, const std::string& origin) {
 
 Catalogue Catalogue::embedded() {
   Catalogue c;
-  // catalogue entries only; other embedded files (validation cases, perf calibration) are read by
-  // the commands that use them
-  for (const auto& f : embedded_files()) {
-    const std::string path = f.path;
-    const bool entry = path == "gpus.yaml" || path == "prices.yaml" || path.rfind("models/", 0) == 0 ||
-                       path.rfind("validation/models/", 0) == 0 ||
-                       path == "validation/gpus.yaml";  // GPUs of the public start-up logs (A100, L4, RTX ...): validation only
-    if (entry) c.add_text(std::string(f.text), "data/" + path);
-  }
+  // compiled at build time from the readers below (compiled.hpp); the YAML is read only by the
+  // generator and when a binary carries no compiled form
+  compiled::load_or_read(
+      "catalogue", c,
+      [](Catalogue& x) {
+        // catalogue entries only; other embedded files (validation cases, perf calibration) are
+        // read by the commands that use them
+        for (const auto& f : embedded_files()) {
+          const std::string path = f.path;
+          const bool entry = path == "gpus.yaml" || path == "prices.yaml" || path.rfind("models/", 0) == 0 ||
+                             path.rfind("validation/models/", 0) == 0 ||
+                             path == "validation/gpus.yaml";  // GPUs of the public start-up logs (A100, L4, RTX ...): validation only
+          if (entry) x.add_text(std::string(f.text), "data/" + path);
+        }
+      },
+      [](Catalogue& x) { return std::tie(x.gpus_, x.validation_gpus_, x.models_, x.prices_); });
   return c;
 }
 

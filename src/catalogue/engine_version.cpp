@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <cctype>
+#include <k3plan/compiled.hpp>
 #include <k3plan/embedded.hpp>
 #include <k3plan/engine_version.hpp>
 #include <k3plan/error.hpp>
@@ -171,7 +172,9 @@ const std::vector<EngineVersion>& engine_versions(Engine e) {
   static std::once_flag once;
   static std::vector<EngineVersion> versions[2];
   std::call_once(once, [] {
-    for (Engine x : {Engine::sglang, Engine::vllm}) versions[static_cast<std::size_t>(x)] = load_versions(x);
+    for (Engine x : {Engine::sglang, Engine::vllm})  // compiled at build time (compiled.hpp)
+      compiled::load_or_read(fmt::format("engines/{}", to_string(x)), versions[static_cast<std::size_t>(x)],
+                             [x](std::vector<EngineVersion>& v) { v = load_versions(x); });
   });
   return versions[static_cast<std::size_t>(e)];
 }

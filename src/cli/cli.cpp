@@ -9,6 +9,7 @@
 #include <k3plan/report_html.hpp>
 #include <k3plan/units.hpp>
 #include <k3plan/validate.hpp>
+#include <k3plan/version.hpp>
 
 namespace k3plan {
 
@@ -25,7 +26,7 @@ void add_format(CLI::App* sub, GlobalOptions& g) {
 
 Cli::Cli() {
   app.require_subcommand(1);
-  app.set_version_flag("--version", "k3plan 0.1.0");
+  app.set_version_flag("--version", std::function<std::string()>(version_text));
   app.footer(
       "Exit codes: 0 ok / fits, 1 does not fit, 2 bad input or usage.\nSizes: GB = 1e9 B, GiB = 2^30 B; contexts: k = 1,024, M = 1,048,576 "
       "tokens.");

@@ -3,6 +3,7 @@
 // they are keyed by.
 #include <fmt/format.h>
 
+#include <k3plan/compiled.hpp>
 #include <k3plan/embedded.hpp>
 #include <k3plan/engine.hpp>
 #include <mutex>
@@ -32,23 +33,25 @@ const std::vector<AccuracyRow>& accuracy_table() {
   static std::once_flag once;
   static std::vector<AccuracyRow> out;
   std::call_once(once, [] {
-    for (const auto& f : embedded_files()) {
-      if (std::string(f.path) != "validation/log-accuracy.yaml") continue;
-      YamlReader r("data/validation/log-accuracy.yaml");
-      const YAML::Node root = r.parse(std::string(f.text));
-      r.check_keys(root, {"bands"}, "");
-      for (const auto& n : root["bands"]) {
-        r.check_keys(n, {"engine", "window", "kind", "logs", "median_abs_error_pct", "max_abs_error_pct"}, "bands[]");
-        AccuracyRow x;
-        x.engine = r.str(n, "engine", "bands[]", true);
-        x.window = r.str(n, "window", "bands[]", true);
-        x.kind = r.str(n, "kind", "bands[]", true);
-        x.logs = static_cast<int>(r.integer(n, "logs", "bands[]", true, 0, 1, 100000));
-        x.median = r.number(n, "median_abs_error_pct", "bands[]", true, 0, 0, 1e6);
-        x.max = r.number(n, "max_abs_error_pct", "bands[]", true, 0, 0, 1e6);
-        out.push_back(x);
+    compiled::load_or_read("validation/log-accuracy", out, [](std::vector<AccuracyRow>& rows) {  // catalogue/k3plan/compiled.hpp
+      for (const auto& f : embedded_files()) {
+        if (std::string(f.path) != "validation/log-accuracy.yaml") continue;
+        YamlReader r("data/validation/log-accuracy.yaml");
+        const YAML::Node root = r.parse(std::string(f.text));
+        r.check_keys(root, {"bands"}, "");
+        for (const auto& n : root["bands"]) {
+          r.check_keys(n, {"engine", "window", "kind", "logs", "median_abs_error_pct", "max_abs_error_pct"}, "bands[]");
+          AccuracyRow x;
+          x.engine = r.str(n, "engine", "bands[]", true);
+          x.window = r.str(n, "window", "bands[]", true);
+          x.kind = r.str(n, "kind", "bands[]", true);
+          x.logs = static_cast<int>(r.integer(n, "logs", "bands[]", true, 0, 1, 100000));
+          x.median = r.number(n, "median_abs_error_pct", "bands[]", true, 0, 0, 1e6);
+          x.max = r.number(n, "max_abs_error_pct", "bands[]", true, 0, 0, 1e6);
+          rows.push_back(x);
+        }
       }
-    }
+    });
   });
   return out;
 }

@@ -8,12 +8,11 @@
 #include <algorithm>
 #include <cctype>
 #include <k3plan/budget.hpp>
+#include <k3plan/compiled.hpp>
 #include <k3plan/embedded.hpp>
 #include <k3plan/engine_flags.hpp>
 #include <k3plan/error.hpp>
 #include <map>
-#include <memory>
-#include <mutex>
 #include <set>
 #include <unordered_map>
 
@@ -122,7 +121,12 @@ const char* registry_key(FlagRegistry r) {
 
 class Table final : public FlagTable {
  public:
-  explicit Table(Engine e) : e_(e) { load(); }
+  // read from the build-time compiled form (catalogue/k3plan/compiled.hpp); load() reads the YAML
+  explicit Table(Engine e) : e_(e) {
+    compiled::load_or_read(
+        fmt::format("engines/{}-flags", to_string(e)), *this, [](Table& t) { t.load(); },
+        [](Table& t) { return std::tie(t.ids_, t.windows_, t.entries_, t.by_flag_, t.regs_); });
+  }
 
   Engine engine() const override { return e_; }
   const std::vector<std::string>& windows() const override { return ids_; }
@@ -433,12 +437,13 @@ std::string FlagRelease::label() const {
 }
 
 const FlagTable& flag_table(Engine e) {
-  static std::once_flag once;
-  static std::unique_ptr<Table> tables[2];
-  std::call_once(once, [] {
-    for (Engine x : kEngines) tables[static_cast<std::size_t>(x)] = std::make_unique<Table>(x);
-  });
-  return *tables[static_cast<std::size_t>(e)];
+  // each engine's table on its first use (a command for one engine reads one)
+  if (e == Engine::vllm) {
+    static const Table vllm(Engine::vllm);
+    return vllm;
+  }
+  static const Table sglang(Engine::sglang);
+  return sglang;
 }
 
 std::vector<std::string> unaccepted_flags(const std::vector<std::string>& argv, const FlagRelease& r) {
