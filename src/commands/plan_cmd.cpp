@@ -1,0 +1,211 @@
+// `k3plan plan`: the search of src/plan/search.cpp as a report (winner, Pareto front, runners-up).
+#include <k3plan/engine_flags.hpp>
+#include <k3plan/perf_cmd.hpp>
+
+#include "perf_common.hpp"
+
+namespace k3plan {
+
+Report run_plan(const Catalogue& cat, const PlanOptions& o) {
+  const PlanResult res = search_plan(cat, o);
+  const PlanTargets& tg = res.targets;
+  const PlanCandidate* win = res.win();
+  auto target = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  const std::string ttft_src = tg.ttft_tier_tokens > 0
+                                   ? fmt::format("tier up to {} prompt tokens ({})", fmt_int(tg.ttft_tier_tokens), tg.ttft_source)
+                                   : tg.ttft_source;
+  auto miss = [&](const PlanCandidate& c) {
+    std::vector<std::string> m;
+    if (c.misses_ttft) m.push_back(fmt::format("TTFT {:.0f} ms > {:g}", c.p.ttft_s * 1000, tg.ttft_ms));
+    if (c.misses_tpot) m.push_back(fmt::format("TPOT {:.1f} ms > {:g}", c.p.tpot_ms, tg.tpot_ms));
+    return fmt::format("{}", fmt::join(m, ", "));
+  };
+  auto launch = [&](const PlanCandidate& c) {
+    const FitResult f = candidate_fit(res, c, o.isl, o.osl);
+    const std::string repo = serve_model_path(res.base, o.model);
+    return c.engine == "vllm" ? "vllm serve " + repo + " " + f.vllm_flags
+                              : "python3 -m sglang.launch_server --model-path " + repo + " " + f.sglang_flags;
+  };
+  auto cfg_text = [&](const PlanCandidate& c) {
+    return fmt::format("{} x {} {} {} {}", c.gpus, res.gpu_of(c).id, c.engine, layout_text(c.layout), res.precision_of(c).label);
+  };
+  auto cand_json = [&](const PlanCandidate& c) {
+    PerfConfig pc;
+    pc.isl = o.isl;
+    pc.osl = o.osl;
+    pc.concurrency = c.conc;
+    nlohmann::json j = perf_json(res.base, res.gpu_of(c), c.engine, c.layout, pc, c.p, res.precision_of(c).label);
+    j["nodes"] = c.nodes;
+    j["usd_per_hour"] = c.usd_per_hour;
+    j["usd_per_million_tokens"] = c.usd_per_m;
+    j["tok_s_per_usd_hour"] = c.p.tput_total_per_gpu * c.gpus / c.usd_per_hour;
+    j["tok_s_per_node"] = c.p.tput_total_per_gpu * c.gpus / c.nodes;
+    j["output_tok_s_per_node"] = c.p.tput_output_per_gpu * c.gpus / c.nodes;
+    j["meets_sla"] = c.sla_ok;
+    j["sla_miss"] = miss(c);
+    j["max_running"] = c.max_users;
+    j["replicas"] = c.replicas;
+    return j;
+  };
+  auto cand = [&](int i) -> const PlanCandidate& { return res.candidates[static_cast<std::size_t>(i)]; };
+
+  Report r;
+  r.assumptions.push_back(kModelAssumption);
+  add_lines(r, tg.assumptions);
+  r.data["model"] = res.base.id;
+  r.data["isl"] = o.isl;
+  r.data["osl"] = o.osl;
+  r.data["sla"] = {{"ttft_ms", target(tg.ttft_ms)},
+                   {"ttft_source", ttft_src},
+                   {"tpot_ms", target(tg.tpot_ms)},
+                   {"tpot_source", tg.tpot_source},
+                   {"workload", o.workload}};
+  r.data["rate_source"] = o.rate_source;
+  r.data["search"] = {{"candidates", res.evaluated},
+                      {"fit_checks", res.fit_checks},
+                      {"ms", res.search_ms},
+                      {"perf_candidates_per_s", res.perf_seconds > 0 ? static_cast<double>(res.evaluated) / res.perf_seconds : 0.0}};
+
+  Table head{fmt::format("{}: ISL {} / OSL {}; SLA TTFT <= {} ms ({}), TPOT <= {} ms ({}); ranked by USD per million tokens ({} prices)",
+                         res.base.id, fmt_num(o.isl), fmt_num(o.osl), fmt_num(tg.ttft_ms), ttft_src, fmt_num(tg.tpot_ms), tg.tpot_source,
+                         o.rate_source),
+             {"", ""},
+             {},
+             {false, false}};
+  if (win) {
+    const Gpu& g = res.gpu_of(*win);
+    const PrecisionOption& po = res.precision_of(*win);
+    head.title = "Winner. " + head.title;
+    head.rows.push_back({"configuration", cfg_text(*win) + fmt::format(" ({} node{})", win->nodes, win->nodes > 1 ? "s" : "")});
+    head.rows.push_back({"concurrency", fmt::format("{} users per instance (the KV pool holds {})", win->conc,
+                                                    fmt_int(static_cast<double>(win->max_users)))});
+    head.rows.push_back(
+        {"TTFT / TPOT", fmt::format("{:.3f} s / {:.2f} ms ({:.1f} tok/s per user)", win->p.ttft_s, win->p.tpot_ms, win->p.interactivity)});
+    const int node = g.gpus_per_node;  // a node runs gpus_per_node / instance-size instances
+    head.rows.push_back({"throughput", fmt::format("{} tok/s per GPU total ({} output); per {}-GPU node {} tok/s total, {} output",
+                                                   fmt_num(win->p.tput_total_per_gpu), fmt_num(win->p.tput_output_per_gpu), node,
+                                                   fmt_int(win->p.tput_total_per_gpu * node), fmt_int(win->p.tput_output_per_gpu * node))});
+    head.rows.push_back({"cost", fmt::format("{:.3f} USD per million tokens; tok/s per USD/hour {:.1f} total, {:.1f} output; {:.2f} "
+                                             "USD/hour per instance ({:.2f} per GPU-hour)",
+                                             win->usd_per_m, win->p.tput_total_per_gpu * win->gpus / win->usd_per_hour,
+                                             win->p.tput_output_per_gpu * win->gpus / win->usd_per_hour, win->usd_per_hour,
+                                             win->usd_per_hour / win->gpus)});
+    if (o.users || o.requests_per_s)
+      head.rows.push_back(
+          {"fleet", fmt::format("{:.0f} instance(s) = {:.0f} GPUs, {:.2f} USD/hour for {}", win->replicas, win->replicas * win->gpus,
+                                win->replicas * win->usd_per_hour,
+                                o.users ? fmt::format("{:g} users", *o.users) : fmt::format("{:g} requests/s", *o.requests_per_s))});
+    head.rows.push_back({"bound", win->p.bound});
+    head.rows.push_back({"launch", launch(*win)});
+    if (po.requantised)
+      head.rows.push_back(
+          {"note", fmt::format("weights requantised to {}: needs a checkpoint in that format (not the one shipped)", po.label)});
+    r.data["winner"] = cand_json(*win);
+    r.data["winner"]["launch"] = launch(*win);
+    r.data["winner"]["requantised"] = po.requantised;
+    r.exit_code = 0;
+  } else {
+    head.title = "No configuration meets the SLA. " + head.title;
+    head.rows.push_back(
+        {"result", res.candidates.empty() ? "nothing fits" : "every configuration that fits misses the SLA; see the closest below"});
+    r.data["winner"] = nullptr;
+    r.exit_code = 1;
+  }
+  r.tables.push_back(head);
+
+  // Pareto front: throughput per GPU against interactivity over every configuration that fits
+  Table pt{"Pareto front: throughput per GPU against interactivity (every configuration that fits)",
+           {"tok/s/user", "tok/s/GPU", "configuration", "conc", "TTFT s", "USD/M tok", "SLA"},
+           {},
+           {true, true, false, true, true, true, false}};
+  r.data["pareto"] = nlohmann::json::array();
+  const std::size_t max_rows = 16, nf = res.pareto.size();
+  for (std::size_t i = 0; i < nf; ++i) {
+    const PlanCandidate& c = cand(res.pareto[i]);
+    r.data["pareto"].push_back(cand_json(c));
+    const bool show = nf <= max_rows || i % ((nf + max_rows - 1) / max_rows) == 0 || i + 1 == nf || &c == win;
+    if (show)
+      pt.rows.push_back({fmt_num(c.p.interactivity), fmt_num(c.p.tput_total_per_gpu), cfg_text(c), std::to_string(c.conc),
+                         fmt_num(c.p.ttft_s), fmt::format("{:.3f}", c.usd_per_m), c.sla_ok ? (&c == win ? "ok (winner)" : "ok") : miss(c)});
+  }
+  if (nf > max_rows) pt.title += fmt::format(" ({} of {} points shown; all in JSON)", pt.rows.size(), nf);
+  r.tables.push_back(pt);
+
+  // why the runners-up lost: the best of every GPU type
+  Table ru{"Runners-up: the best of each GPU and why it lost",
+           {"gpu", "best configuration", "conc", "tok/s/GPU", "TPOT ms", "USD/M tok", "why it lost"},
+           {},
+           {false, false, true, true, true, true, false}};
+  r.data["runners_up"] = nlohmann::json::array();
+  for (const auto& x : res.runners_up) {
+    const Gpu& g = *res.gpus[static_cast<std::size_t>(x.gpu_index)];
+    const PlanCandidate* c = x.cand >= 0 ? &cand(x.cand) : nullptr;
+    std::string why;
+    switch (x.kind) {
+      case PlanResult::RunnerUp::winner:
+        why = "winner";
+        break;
+      case PlanResult::RunnerUp::ties:
+        why = fmt::format(
+            "ties the winner on cost per token ({} tok/s/GPU at {:.2f} USD/GPU-h); ties go to more interactivity, fewer GPUs, then more "
+            "compute",
+            fmt_num(c->p.tput_total_per_gpu), c->usd_per_hour / c->gpus);
+        break;
+      case PlanResult::RunnerUp::costlier:
+        why = fmt::format("{:.0f}% more per million tokens ({} tok/s/GPU at {:.2f} USD/GPU-h vs {} at {:.2f})",
+                          (c->usd_per_m / win->usd_per_m - 1) * 100, fmt_num(c->p.tput_total_per_gpu), c->usd_per_hour / c->gpus,
+                          fmt_num(win->p.tput_total_per_gpu), win->usd_per_hour / win->gpus);
+        break;
+      case PlanResult::RunnerUp::misses:
+        why = "misses the SLA at every concurrency: " + miss(*c);
+        break;
+      case PlanResult::RunnerUp::no_fit: {
+        const auto it = res.no_fit.find(g.id);
+        why = "does not fit: " + (it == res.no_fit.end() ? std::string("no layout")
+                                  : it->second.gpus == 0
+                                      ? it->second.reason
+                                      : fmt::format("{} GPUs {}: {}", it->second.gpus, layout_text(it->second.layout), it->second.reason));
+        break;
+      }
+    }
+    nlohmann::json j = c ? cand_json(*c) : nlohmann::json{{"gpu", g.id}};
+    j["why"] = why;
+    r.data["runners_up"].push_back(j);
+    if (c)
+      ru.rows.push_back({g.id, cfg_text(*c), std::to_string(c->conc), fmt_num(c->p.tput_total_per_gpu), fmt_num(c->p.tpot_ms),
+                         fmt::format("{:.3f}", c->usd_per_m), why});
+    else
+      ru.rows.push_back({g.id, "-", "-", "-", "-", "-", why});
+  }
+  r.tables.push_back(ru);
+  if (win && !res.next_cheapest.empty()) {
+    Table nx{"Next-cheapest configurations that meet the SLA",
+             {"configuration", "conc", "tok/s/GPU", "TPOT ms", "TTFT s", "USD/M tok", "vs winner"},
+             {},
+             {false, true, true, true, true, true, true}};
+    for (int i : res.next_cheapest) {
+      const PlanCandidate& c = cand(i);
+      nx.rows.push_back({cfg_text(c), std::to_string(c.conc), fmt_num(c.p.tput_total_per_gpu), fmt_num(c.p.tpot_ms), fmt_num(c.p.ttft_s),
+                         fmt::format("{:.3f}", c.usd_per_m), fmt::format("+{:.1f}%", (c.usd_per_m / win->usd_per_m - 1) * 100)});
+    }
+    r.tables.push_back(nx);
+  }
+
+  r.notes.push_back(fmt::format(
+      "Searched {} GPU types x GPU counts up to {} x engine layouts (incl. DP attention) x precisions x concurrency: {} configurations "
+      "({} memory checks) in {:.0f} ms; the estimate-and-record loop ran {:.2f} million configurations per second (k3plan_bench times the "
+      "speed model alone).",
+      res.gpus.size(), o.max_gpus, fmt_int(static_cast<double>(res.evaluated)), res.fit_checks, res.search_ms,
+      res.perf_seconds > 0 ? static_cast<double>(res.evaluated) / res.perf_seconds / 1e6 : 0.0));
+  r.notes.push_back(
+      "USD per million tokens counts input + output tokens (InferenceX: USD per GPU-hour x 1e6 / (3600 x tok/s per GPU)); idle hours not "
+      "included.");
+  for (const auto& n : res.price_notes) r.notes.push_back(n);
+  add_lines(r, res.factor_assumptions);
+  for (const Gpu* g : res.gpus) gpu_assumptions(r, *g, true);
+  add_assumptions(r, res.base.assumptions);
+  r.data["assumptions"] = r.assumptions;
+  return r;
+}
+
+}  // namespace k3plan
