@@ -35,21 +35,28 @@ struct PerfOptions {
   std::optional<double> spec_acceptance;
   double length_scale = 1.0;  // mean request length / nominal (InferenceX: 0.9)
   std::optional<std::int64_t> max_num_batched_tokens;
-  std::string efficiency_file;  // empty = the embedded data/perf/efficiency.yaml
+  std::optional<std::int64_t> max_running_requests;  // SGLang --max-running-requests / vLLM --max-num-seqs (default: the engine's)
+  std::string efficiency_file;                       // empty = the embedded data/perf/efficiency.yaml
 };
 
 // Memory for a load: one request of ISL + OSL tokens must fit (weights, engine reserve, the KV of
 // one full request) and the KV pool caps the sequences that run at once. The engines hand out KV
 // as tokens are produced, so the cap is taken at the average context a running request holds
 // (ISL + OSL / 2, scaled), not at its final length.
+// With `engine_cap`, the engine's running-request cap (engine.hpp: SGLang max_running_requests,
+// vLLM max_num_seqs, per DP group) bounds it too; the planner sets that flag to its concurrency, so
+// it passes false.
 struct MemCheck {
-  FitResult full;                // at ISL + OSL for `users` (its flags)
-  std::int64_t max_running = 0;  // sequences the pool holds at the average context
+  FitResult full;                   // at ISL + OSL for `users` (its flags)
+  std::int64_t max_running = 0;     // sequences that run at once: min(pool, engine cap)
+  std::int64_t pool_running = 0;    // sequences the pool holds at the average context
+  std::int64_t engine_running = 0;  // the engine's cap (0 = not applied)
+  bool cap_by_engine = false;
   bool fits = false;
   std::vector<std::string> reasons;
 };
 MemCheck memory_check(const Model& m, const Gpu& g, const Layout& l, const EngineSettings& s, double isl, double osl, double scale,
-                      int users);
+                      int users, bool engine_cap = true);
 
 // The layout engine of a serving engine name (trt and atom follow SGLang's rules); InputError with
 // a suggestion for an unknown name.

@@ -216,6 +216,8 @@ Cli::Cli() {
                    "Per-token acceptance probability of a draft token (default: data/perf/efficiency.yaml)");
   perf->add_option("--length-scale", po->length_scale, "Mean request length / nominal (InferenceX random lengths: 0.9)");
   perf->add_option("--max-num-batched-tokens", po->max_num_batched_tokens, "Batch-token limit per prefill step (chunked prefill size)");
+  perf->add_option("--max-running-requests", po->max_running_requests,
+                   "Running-request cap per DP group (SGLang --max-running-requests, vLLM --max-num-seqs; default: the engine's)");
   perf->add_option("--efficiency", po->efficiency_file, "Efficiency factors YAML (default: the embedded data/perf/efficiency.yaml)");
   add_format(perf, global);
   perf->callback([this, po] { action = [po](const Catalogue& c) { return run_perf(c, *po); }; });

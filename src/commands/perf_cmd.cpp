@@ -25,6 +25,8 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
   r.data = perf_json(m, g, o.engine, f.layout, c, p, prec);
   r.data["fits"] = mc.fits;
   r.data["max_running"] = mc.max_running;
+  r.data["max_running_pool"] = mc.pool_running;
+  r.data["max_running_engine"] = mc.engine_running;
   r.data["nodes"] = f.nodes;
   r.data["breakdown"] = {{"decode_batch", p.step.batch},
                          {"tokens_per_step", p.step.tokens_per_step},
@@ -92,12 +94,15 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
                     fmt::format("{:.1f} at {:.2f} USD/GPU-hour", p.tput_total_per_gpu * p.gpus / usd_h, g.price_usd_per_hour.value),
                     b_tput});
   t.rows.push_back({"USD per million tokens (total)", fmt::format("{:.3f}", usd_h * 1e6 / (3600 * p.tput_total_per_gpu * p.gpus)), b_tput});
-  t.rows.push_back({"memory",
-                    mc.fits ? fmt::format("fits; the KV pool holds {} running requests (at {} tokens each on average; {} at most)",
-                                          fmt_int(static_cast<double>(mc.max_running)), fmt_int(static_cast<double>(avg_context)),
-                                          fmt_int(static_cast<double>(context)))
-                            : "DOES NOT FIT (see notes)",
-                    ""});
+  t.rows.push_back(
+      {"memory",
+       mc.fits ? fmt::format("fits; the KV pool holds {} running requests (at {} tokens each on average; {} at most){}",
+                             fmt_int(static_cast<double>(mc.pool_running)), fmt_int(static_cast<double>(avg_context)),
+                             fmt_int(static_cast<double>(context)),
+                             mc.cap_by_engine ? fmt::format("; the engine runs at most {}", fmt_int(static_cast<double>(mc.engine_running)))
+                                              : std::string())
+               : "DOES NOT FIT (see notes)",
+       ""});
   r.tables.push_back(t);
   r.data["usd_per_million_tokens"] = usd_h * 1e6 / (3600 * p.tput_total_per_gpu * p.gpus);
   r.data["tok_s_per_usd_hour"] = p.tput_total_per_gpu * p.gpus / usd_h;
@@ -133,7 +138,8 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
   for (const auto& x : f.warnings) r.notes.push_back("warning: " + x);
   if (p.queued)
     r.notes.push_back(
-        fmt::format("{} users exceed the {} requests the KV pool holds: the rest wait, which adds to TTFT", o.concurrency, mc.max_running));
+        fmt::format("{} users exceed the {} requests {}: the rest wait, which adds to TTFT", o.concurrency, mc.max_running,
+                    mc.cap_by_engine ? "the engine runs at once (--max-running-requests / --max-num-seqs)" : "the KV pool holds"));
   r.notes.push_back("SGLang: python3 -m sglang.launch_server --model-path " + serve_model_path(m, o.model) + " " + f.sglang_flags);
   r.notes.push_back("vLLM: vllm serve " + serve_model_path(m, o.model) + " " + f.vllm_flags);
   for (const auto& x : f.flag_notes) r.notes.push_back("note: " + x);

@@ -25,7 +25,7 @@ std::int64_t default_chunk(const Gpu& g, const std::string& engine) {
 }
 
 MemCheck memory_check(const Model& m, const Gpu& g, const Layout& l, const EngineSettings& s, double isl, double osl, double scale,
-                      int users) {
+                      int users, bool engine_cap) {
   MemCheck c;
   c.full = evaluate_fit(m, g, l, s, static_cast<std::int64_t>(std::ceil(isl + osl)), std::max(1, users));
   for (const auto& x : c.full.reasons)
@@ -37,7 +37,19 @@ MemCheck memory_check(const Model& m, const Gpu& g, const Layout& l, const Engin
   if (c.fits) {
     const FitResult avg = evaluate_fit(m, g, l, s, std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(scale * (isl + osl / 2)))),
                                        std::max(1, users));
-    c.max_running = std::max<std::int64_t>(avg.max_users, 1);
+    c.pool_running = std::max<std::int64_t>(avg.max_users, 1);
+    c.max_running = c.pool_running;
+    // the engine's own cap on running requests, per DP group that schedules its own batch: SGLang's
+    // max_running_requests (flag, else its request-pool estimate, state slots; RankBudget::running_cap),
+    // vLLM's max_num_seqs (flag, else its default)
+    const std::int64_t per_group = avg.limiting.running_cap > 0 ? avg.limiting.running_cap : avg.max_num_seqs;
+    if (engine_cap && per_group > 0) {
+      c.engine_running = per_group * s.model().kv_instances(l);
+      if (c.engine_running < c.max_running) {
+        c.max_running = c.engine_running;
+        c.cap_by_engine = true;
+      }
+    }
   }
   return c;
 }
@@ -79,6 +91,10 @@ PerfEvaluation evaluate_perf(const Catalogue& cat, const PerfOptions& o) {
   s.engine = le;
   s.kv_dtype = o.kv_dtype;
   s.draft_layers = o.spec_tokens > 0 ? std::max(1, m.mtp_layers) : 0;
+  if (o.max_running_requests) {
+    if (*o.max_running_requests < 1 || *o.max_running_requests > (1 << 24)) throw InputError("--max-running-requests: out of range");
+    s.max_num_seqs = *o.max_running_requests;
+  }
   if (o.max_num_batched_tokens) {
     if (*o.max_num_batched_tokens < 256 || *o.max_num_batched_tokens > (1 << 24))
       throw InputError("--max-num-batched-tokens: out of range");
