@@ -106,6 +106,11 @@ struct PerfConfig {
   double spec_acceptance = 0;          // per-token acceptance probability of a draft token
   std::int64_t max_running = 0;        // sequences the KV pool holds at ISL+OSL (0 = no limit)
   std::int64_t prefill_chunk = 16384;  // batch-token limit per prefill step
+  // Chunked prefill mixed into decode steps: one token budget per step (prefill_chunk), decode
+  // tokens first, prompt chunks fill the rest (vLLM V1's scheduler; SGLang only with
+  // --enable-mixed-chunk, default off in server_args.py, so by default its prefill batches run
+  // between decode steps and stall them).
+  bool mixed_prefill = false;
 };
 
 // One forward pass on one pipeline stage, per GPU.

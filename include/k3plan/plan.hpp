@@ -63,6 +63,8 @@ MemCheck memory_check(const Model& m, const Gpu& g, const Layout& l, const Engin
 Engine layout_engine(const std::string& engine);
 // The engine's batch-token limit per prefill step (the size chunked prefill cuts prompts into).
 std::int64_t default_chunk(const Gpu& g, const std::string& engine);
+// Whether the engine mixes prompt chunks into decode steps (PerfConfig::mixed_prefill).
+bool mixes_prefill(const std::string& engine);
 // "fp8 (as shipped)", "experts nvfp4", ...
 std::string precision_label(const Model& m, const std::string& uniform, const std::string& experts);
 

@@ -46,6 +46,7 @@ CalibrationSet prepare_calibration(const Catalogue& cat, const std::vector<Measu
     c.length_scale = 0.9;  // InferenceX draws lengths at 80-100% of nominal (../shared/measured/README.md)
     c.concurrency = row.conc;
     c.prefill_chunk = default_chunk(*x.gpu, row.engine);
+    c.mixed_prefill = mixes_prefill(row.engine);
     EngineSettings s;
     s.engine = c.engine;
     s.kv_dtype = row.kv_dtype;

@@ -24,6 +24,14 @@ std::int64_t default_chunk(const Gpu& g, const std::string& engine) {
   return sglang_default_chunked_prefill(g);
 }
 
+bool mixes_prefill(const std::string& engine) {
+  // vLLM V1 schedules decode tokens first and fills the max_num_batched_tokens budget with prompt
+  // chunks (vllm/v1/core/sched/scheduler.py); SGLang mixes only with --enable-mixed-chunk (default
+  // False, python/sglang/srt/server_args.py); TensorRT-LLM and ATOM are fitted as they run in the
+  // measured rows, with the stall model. A per-engine property for the engine models to own.
+  return engine == "vllm";
+}
+
 MemCheck memory_check(const Model& m, const Gpu& g, const Layout& l, const EngineSettings& s, double isl, double osl, double scale,
                       int users, bool engine_cap) {
   MemCheck c;
@@ -148,6 +156,7 @@ PerfEvaluation evaluate_perf(const Catalogue& cat, const PerfOptions& o) {
   c.spec_acceptance = o.spec_acceptance ? *o.spec_acceptance : eff.spec_acceptance;
   c.max_running = mc.max_running;
   c.prefill_chunk = s.max_num_batched_tokens > 0 ? s.max_num_batched_tokens : default_chunk(g, o.engine);
+  c.mixed_prefill = mixes_prefill(o.engine);
 
   ev.model = m;
   ev.precision = precision_label(base, o.precision, o.expert_precision);

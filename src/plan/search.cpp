@@ -207,6 +207,7 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
             pc.osl = o.osl;
             pc.max_running = mc.max_running;
             pc.prefill_chunk = f.max_num_batched_tokens > 0 ? f.max_num_batched_tokens : default_chunk(g, engine);
+            pc.mixed_prefill = mixes_prefill(engine);
             const auto tp0 = std::chrono::steady_clock::now();
             const PerfSetup setup = prepare_perf(pm, g, eff, l, le);
             auto eval = [&](int c) {
