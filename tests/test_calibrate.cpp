@@ -245,3 +245,25 @@ TEST_CASE("chunked prefill mixed into decode steps costs no more than stalling d
   c.mixed_prefill = true;
   CHECK(estimate_perf(pm, g, eff, c).tpot_ms == Approx(one_stall).epsilon(0.01));
 }
+
+TEST_CASE("plan --risk p90 meets the SLA at the pessimistic end of each band and costs at least the median plan") {
+  PlanOptions o;
+  o.model = "deepseek-r1-0528";
+  o.gpus_from = {"h200", "mi355x"};
+  o.isl = 1024;
+  o.osl = 1024;
+  o.tpot_ms = 30;
+  const Report med = run_plan(cat(), o);
+  o.risk = "p90";
+  const Report p90 = run_plan(cat(), o);
+  REQUIRE(med.exit_code == 0);
+  REQUIRE(p90.exit_code == 0);
+  const auto& w = p90.data["winner"];
+  const std::string family = w["gpu"] == "h200" ? "nvidia-hopper" : "amd-cdna4";
+  const PerfBand* b = band_for(embedded_accuracy(), family, w["engine"], true);
+  REQUIRE(b);
+  CHECK(w["tpot_ms"].get<double>() * (1 + b->tpot_p90_pct / 100) <= 30 * (1 + 1e-9));
+  CHECK(w["usd_per_million_tokens"].get<double>() >= med.data["winner"]["usd_per_million_tokens"].get<double>());
+  o.risk = "p99";
+  CHECK_THROWS_AS(run_plan(cat(), o), InputError);
+}

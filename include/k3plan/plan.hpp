@@ -103,6 +103,9 @@ struct PlanOptions {
   std::vector<std::string> precisions;    // empty = as shipped, fp8, and fp4 experts where native
   int top = 8;                            // rows in the runners-up table
   std::string efficiency_file;
+  // median: rank and check the SLA on the predictions; p90: on their pessimistic end, each figure
+  // moved by the 90th-percentile out-of-sample error of its slice (data/perf/accuracy.yaml)
+  std::string risk = "median";
 };
 
 struct PlanTargets {
@@ -134,6 +137,8 @@ struct PlanCandidate {
   bool sla_ok = false;
   std::int64_t max_users = 0;
   bool misses_ttft = false, misses_tpot = false;
+  // --risk p90: the factors applied to the prediction before ranking (1 = median)
+  double risk_tput = 1, risk_tpot = 1, risk_ttft = 1;
 };
 
 struct PlanResult {

@@ -242,6 +242,8 @@ Cli::Cli() {
                    "Precisions to consider: as-shipped, fp8, experts-mxfp4, experts-nvfp4, ... (default: as shipped + native ones)")
       ->delimiter(',');
   plan->add_option("--top", pl->top, "Rows of next-cheapest configurations")->capture_default_str();
+  plan->add_option("--risk", pl->risk, "median, or p90: meet the SLA and rank at the pessimistic end of each prediction's error band")
+      ->capture_default_str();
   plan->add_option("--efficiency", pl->efficiency_file, "Efficiency factors YAML (default: the embedded data/perf/efficiency.yaml)");
   add_format(plan, global);
   plan->callback([this, pl] { action = [pl](const Catalogue& c) { return run_plan(c, *pl); }; });

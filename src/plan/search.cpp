@@ -128,6 +128,7 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
   if (o.users && o.requests_per_s) throw InputError("--users and --requests-per-s describe the load twice; give one");
   if (o.users && !(*o.users >= 1 && *o.users <= 1e9)) throw InputError("--users: must be between 1 and 1e9");
   if (o.requests_per_s && !(*o.requests_per_s > 0 && *o.requests_per_s <= 1e9)) throw InputError("--requests-per-s: must be positive");
+  if (o.risk != "median" && o.risk != "p90") throw InputError(fmt::format("--risk '{}': use median or p90", o.risk));
   res.targets = plan_targets(o);
   const double ttft_target = res.targets.ttft_ms, tpot_target = res.targets.tpot_ms;
 
@@ -169,6 +170,14 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
       for (const auto& engine : engines) {
         const Engine le = layout_engine(engine);
         const PerfEfficiency eff = factors_for(table, cat.gpus(), g, engine, precision_key(m));
+        double risk_tput = 1, risk_tpot = 1, risk_ttft = 1;
+        if (o.risk == "p90") {
+          if (const PerfBand* b = band_for(embedded_accuracy(), eff.family, eff.engine, eff.calibrated)) {
+            risk_tput = std::max(0.05, 1 - b->tput_p90_pct / 100);
+            risk_tpot = 1 + b->tpot_p90_pct / 100;
+            risk_ttft = 1 + b->ttft_p90_pct / 100;
+          }
+        }
         EngineSettings s;
         s.engine = le;
         for (int n : gpu_counts(g, o.max_gpus)) {
@@ -224,13 +233,16 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
               x.conc = c;
               x.max_users = mc.max_running;
               x.usd_per_hour = rate * f.gpus;
-              const double tok_s = x.p.tput_total_per_gpu * f.gpus;
+              x.risk_tput = risk_tput;
+              x.risk_tpot = risk_tpot;
+              x.risk_ttft = risk_ttft;
+              const double tok_s = x.p.tput_total_per_gpu * f.gpus * risk_tput;
               x.usd_per_m = x.usd_per_hour * 1e6 / (3600 * tok_s);
               if (o.users)
                 x.replicas = std::ceil(*o.users / c);
               else if (o.requests_per_s)
                 x.replicas = std::ceil(*o.requests_per_s / (c / x.p.e2e_s));
-              x.sla_ok = x.p.ttft_s * 1000 <= ttft_target && x.p.tpot_ms <= tpot_target;
+              x.sla_ok = x.p.ttft_s * 1000 * risk_ttft <= ttft_target && x.p.tpot_ms * risk_tpot <= tpot_target;
               cands.push_back(std::move(x));
               return cands.back().sla_ok;
             };
@@ -263,8 +275,8 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
   res.fit_checks = fit_checks;
   res.perf_seconds = perf_seconds;
   for (auto& c : cands) {
-    c.misses_ttft = c.p.ttft_s * 1000 > ttft_target;
-    c.misses_tpot = c.p.tpot_ms > tpot_target;
+    c.misses_ttft = c.p.ttft_s * 1000 * c.risk_ttft > ttft_target;
+    c.misses_tpot = c.p.tpot_ms * c.risk_tpot > tpot_target;
   }
   for (const Gpu* g : gpus)
     for (const auto& e : engines) {
@@ -313,7 +325,7 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
     const PlanCandidate& c = at(i);
     Best& b = best[static_cast<std::size_t>(c.gpu_index)];
     if (c.sla_ok && (b.ok < 0 || cheaper(c, at(b.ok)))) b.ok = i;
-    const double gap = std::max(c.p.ttft_s * 1000 / ttft_target, c.p.tpot_ms / tpot_target);
+    const double gap = std::max(c.p.ttft_s * 1000 * c.risk_ttft / ttft_target, c.p.tpot_ms * c.risk_tpot / tpot_target);
     if (gap < b.closest_gap) {
       b.closest_gap = gap;
       b.closest = i;
