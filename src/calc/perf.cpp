@@ -345,6 +345,22 @@ DecodeStep step_at(const PerfSetup& p, int spec_tokens, double acceptance, doubl
   return s;
 }
 
+// What `ride` prompt tokens add to a decode step of `batch` sequences (mixed chunked prefill): the
+// step re-run over decode + prompt tokens (more experts touched, more activations to communicate,
+// more GEMM work; the prompt tokens' attention in its prefill form, all at decode efficiency) plus
+// writing the prompt's KV.
+double mixed_extra_ms(const PerfSetup& p, const DecodeStep& step, double batch, double ride, double attn_pf, double attn_dec) {
+  if (ride <= 0) return 0;
+  const LayoutShape& ls = p.ls;
+  const double micro = std::max(1.0, batch / ls.pp);
+  const PassCost& base = step.pass;
+  const double tokens = base.tokens + ride / ls.pp;
+  const double attn = (base.tokens * attn_dec + ride / ls.pp * attn_pf) / tokens;  // per token, decode and prompt tokens together
+  const PassCost both = pass(p, tokens, micro, base.kv_bytes > 0 ? base.kv_bytes / (micro / ls.attn_groups * p.stage_f) : 0, attn, false);
+  const double kv_write_ms = ride / ls.pp / ls.attn_groups * p.kv->bytes_per_token * p.stage_f / p.bytes_per_s * 1e3;
+  return ls.pp * (std::max(0.0, both.total_ms() - base.total_ms()) + kv_write_ms);
+}
+
 double decode_kv_bytes(const PerfSetup& p, double context) {
   const auto ctx = static_cast<std::int64_t>(std::llround(std::max(0.0, context)));
   // state read and written; DCP leaves 1/dcp of each MLA cache on this GPU
@@ -429,9 +445,32 @@ PerfResult estimate_perf(const PerfSetup& p, const PerfConfig& c) {
       step = step_at(p, c.spec_tokens, c.spec_acceptance, decoding, kv_seq, attn_dec);
       last_batch = decoding;
     }
-    tpot = step.t_step_ms / step.tokens_per_step / (1 - rho);
-    const double wait = rho / (2 * (1 - rho)) * pf_req / 1e3;  // M/D/1 queue for the prefill work
-    ttft = pf_batch / 1e3 + 0.5 * step.t_step_ms / 1e3 + wait + overhead_s;
+    if (c.mixed_prefill) {
+      // prompt tokens ride in the decode steps: P per step = arrival rate x step time, up to the
+      // budget left after the decode tokens; what does not fit runs as separate prefill steps
+      const double dec_tokens = decoding * (1 + std::max(0, c.spec_tokens));
+      const double room = std::max(0.0, chunk - dec_tokens);
+      // prompts arrive whole: a step that carries one holds a slice of up to `room` tokens (more
+      // prompts batched when they arrive faster than one per step); a fraction f of the steps carry one
+      double t_mixed = step.t_step_ms, ride = 0, f = 0;
+      for (int k = 0; k < 4; ++k) {
+        const double arriving = lambda * isl * t_mixed / 1e3;  // prompt tokens per step, on average
+        ride = std::min(room, std::max(isl, arriving));
+        f = ride > 0 ? std::min(1.0, arriving / ride) : 0;
+        t_mixed = step.t_step_ms + f * mixed_extra_ms(p, step, decoding, ride, attn_pf, attn_dec);
+      }
+      const double left_rate = std::max(0.0, lambda * isl - f * ride / (t_mixed / 1e3));  // prompt tokens/s left over
+      rho = std::min(0.95, left_rate / isl * pf_req / 1e3);
+      tpot = t_mixed / step.tokens_per_step / (1 - rho);
+      // one request's prompt goes through in slices of the room left per step
+      const double steps = room > 0 ? std::ceil(isl / std::max(1.0, ride)) : 0;
+      const double wait = rho / (2 * (1 - rho)) * pf_req / 1e3;
+      ttft = (room > 0 ? steps * t_mixed : pf_batch) / 1e3 + 0.5 * t_mixed / 1e3 + wait + overhead_s;
+    } else {
+      tpot = step.t_step_ms / step.tokens_per_step / (1 - rho);
+      const double wait = rho / (2 * (1 - rho)) * pf_req / 1e3;  // M/D/1 queue for the prefill work
+      ttft = pf_batch / 1e3 + 0.5 * step.t_step_ms / 1e3 + wait + overhead_s;
+    }
     const double next = ttft + (osl - 1) * tpot / 1e3;
     const double h = next - e2e;
     if (std::abs(h) < 1e-4 * e2e) {

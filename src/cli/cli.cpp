@@ -217,6 +217,8 @@ Cli::Cli() {
                    "Per-token acceptance probability of a draft token (default: data/perf/efficiency.yaml)");
   perf->add_option("--length-scale", po->length_scale, "Mean request length / nominal (InferenceX random lengths: 0.9)");
   perf->add_option("--max-num-batched-tokens", po->max_num_batched_tokens, "Batch-token limit per prefill step (chunked prefill size)");
+  perf->add_option("--max-running-requests", po->max_running_requests,
+                   "Running-request cap per DP group (SGLang --max-running-requests, vLLM --max-num-seqs; default: the engine's)");
   perf->add_option("--efficiency", po->efficiency_file, "Efficiency factors YAML (default: the embedded data/perf/efficiency.yaml)");
   add_format(perf, global);
   perf->callback([this, po] { action = [po](const Catalogue& c) { return run_perf(c, *po); }; });
@@ -241,6 +243,8 @@ Cli::Cli() {
                    "Precisions to consider: as-shipped, fp8, experts-mxfp4, experts-nvfp4, ... (default: as shipped + native ones)")
       ->delimiter(',');
   plan->add_option("--top", pl->top, "Rows of next-cheapest configurations")->capture_default_str();
+  plan->add_option("--risk", pl->risk, "median, or p90: meet the SLA and rank at the pessimistic end of each prediction's error band")
+      ->capture_default_str();
   plan->add_option("--efficiency", pl->efficiency_file, "Efficiency factors YAML (default: the embedded data/perf/efficiency.yaml)");
   add_format(plan, global);
   plan->callback([this, pl] { action = [pl](const Catalogue& c) { return run_plan(c, *pl); }; });

@@ -30,6 +30,8 @@ namespace k3plan {
 struct PerfEfficiency {
   std::string family;                    // e.g. nvidia-hopper
   std::string engine;                    // sglang | vllm | trt | atom
+  std::string precision = "any";         // the weight precision the entry was fitted at (fp8, fp4) or any
+  std::string versions = "any";          // engine release window FROM..TO (either side open) or any
   double hbm = 0.7;                      // fraction of peak HBM bandwidth a decode pass reaches
   double decode_mfu = 0.35;              // fraction of dense peak FLOPS in decode GEMMs
   double prefill_mfu = 0.45;             // fraction of dense peak FLOPS in prefill
@@ -43,6 +45,9 @@ struct PerfEfficiency {
   int spec_tokens = 3;                   // default draft tokens when speculative decoding is on
   double spec_acceptance = 0.7;          // default per-token acceptance probability
   std::vector<std::string> assumptions;  // one line per factor: value and how it was obtained
+  std::string calibrated_on;             // the GPU whose measured rows fitted these factors ("" = priors only)
+  bool calibrated = true;                // false: derived from another family (derived_from), not measured on this one
+  std::string derived_from;
 };
 
 // Model constants the estimator needs, computed once per (model, weight precision, KV dtype).
@@ -101,6 +106,11 @@ struct PerfConfig {
   double spec_acceptance = 0;          // per-token acceptance probability of a draft token
   std::int64_t max_running = 0;        // sequences the KV pool holds at ISL+OSL (0 = no limit)
   std::int64_t prefill_chunk = 16384;  // batch-token limit per prefill step
+  // Chunked prefill mixed into decode steps: one token budget per step (prefill_chunk), decode
+  // tokens first, prompt chunks fill the rest (vLLM V1's scheduler; SGLang only with
+  // --enable-mixed-chunk, default off in server_args.py, so by default its prefill batches run
+  // between decode steps and stall them).
+  bool mixed_prefill = false;
 };
 
 // One forward pass on one pipeline stage, per GPU.

@@ -1,0 +1,207 @@
+#pragma once
+// The planner layer (src/plan/): the speed of one deployment with its memory check
+// (deployment.cpp), the cheapest deployment that meets a service level (search.cpp: GPU x count x
+// layout x precision x engine x concurrency, the Pareto front and the runners-up) and predicted vs
+// measured benchmark rows (validate.cpp). Values only: the commands (src/commands/perf_cmd.cpp,
+// plan_cmd.cpp, perf_validate_cmd.cpp) turn them into a Report.
+#include <cstdint>
+#include <k3plan/budget.hpp>
+#include <k3plan/catalogue.hpp>
+#include <k3plan/perf.hpp>
+#include <k3plan/perf_data.hpp>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace k3plan {
+
+// --- one deployment ---------------------------------------------------------------------------
+
+struct PerfOptions {
+  std::string model;
+  std::string gpu;
+  int gpus = 0;                        // 0 = the smallest GPU count that fits
+  int tp = 0, ep = 0, dp = 0, pp = 0;  // 0 = the engine's preferred layout for the GPU count
+  bool dp_attention = false;
+  int dcp = 0;                   // decode context parallel (MLA cache split over dcp TP ranks)
+  std::string precision;         // every weight in this format (as `fit --precision`); empty = as shipped
+  std::string expert_precision;  // only the routed experts in this format (e.g. nvfp4, mxfp4)
+  std::string kv_dtype = "auto";
+  std::string engine = "sglang";  // sglang | vllm | trt | atom (trt and atom use SGLang's layout rules)
+  double isl = 1024, osl = 1024;
+  int concurrency = 1;
+  int spec_tokens = 0;
+  std::optional<double> spec_acceptance;
+  double length_scale = 1.0;  // mean request length / nominal (InferenceX: 0.9)
+  std::optional<std::int64_t> max_num_batched_tokens;
+  std::optional<std::int64_t> max_running_requests;  // SGLang --max-running-requests / vLLM --max-num-seqs (default: the engine's)
+  std::string efficiency_file;                       // empty = the embedded data/perf/efficiency.yaml
+};
+
+// Memory for a load: one request of ISL + OSL tokens must fit (weights, engine reserve, the KV of
+// one full request) and the KV pool caps the sequences that run at once. The engines hand out KV
+// as tokens are produced, so the cap is taken at the average context a running request holds
+// (ISL + OSL / 2, scaled), not at its final length.
+// With `engine_cap`, the engine's running-request cap (engine.hpp: SGLang max_running_requests,
+// vLLM max_num_seqs, per DP group) bounds it too; the planner sets that flag to its concurrency, so
+// it passes false.
+struct MemCheck {
+  FitResult full;                   // at ISL + OSL for `users` (its flags)
+  std::int64_t max_running = 0;     // sequences that run at once: min(pool, engine cap)
+  std::int64_t pool_running = 0;    // sequences the pool holds at the average context
+  std::int64_t engine_running = 0;  // the engine's cap (0 = not applied)
+  bool cap_by_engine = false;
+  bool fits = false;
+  std::vector<std::string> reasons;
+};
+MemCheck memory_check(const Model& m, const Gpu& g, const Layout& l, const EngineSettings& s, double isl, double osl, double scale,
+                      int users, bool engine_cap = true);
+
+// The layout engine of a serving engine name (trt and atom follow SGLang's rules); InputError with
+// a suggestion for an unknown name.
+Engine layout_engine(const std::string& engine);
+// The engine's batch-token limit per prefill step (the size chunked prefill cuts prompts into).
+std::int64_t default_chunk(const Gpu& g, const std::string& engine);
+// Whether the engine mixes prompt chunks into decode steps (PerfConfig::mixed_prefill).
+bool mixes_prefill(const std::string& engine);
+// "fp8 (as shipped)", "experts nvfp4", ...
+std::string precision_label(const Model& m, const std::string& uniform, const std::string& experts);
+
+struct PerfEvaluation {
+  Model model;  // with the precision applied
+  std::string precision;
+  const Gpu* gpu = nullptr;
+  PerfEfficiency eff;
+  PerfModel pm;
+  PerfConfig config;
+  MemCheck mem;
+  std::int64_t context = 0, avg_context = 0;  // ISL + OSL and the average a running request holds
+  PerfResult result;
+};
+// Validates the options (InputError), resolves the layout (given, preferred for -n, or the smallest
+// that fits), checks memory and runs the speed model. A deployment that does not fit is a result
+// (mem.fits = false), not an error.
+PerfEvaluation evaluate_perf(const Catalogue& cat, const PerfOptions& o);
+
+// --- the search -------------------------------------------------------------------------------
+
+struct PlanOptions {
+  std::string model;
+  std::vector<std::string> gpus_from;  // empty = every catalogue GPU
+  int max_gpus = 64;
+  double isl = 1024, osl = 1024;
+  std::optional<double> ttft_ms;          // overrides the tiered TTFT target
+  std::optional<double> tpot_ms;          // overrides the workload's ITL target
+  std::optional<double> interactivity;    // tok/s per user; TPOT = 1000 / X
+  std::string workload = "chat";          // chat | agentic: which ITL target of the SLA file applies
+  std::string sla_file;                   // empty = the embedded data/perf/sla.yaml
+  std::optional<double> users;            // concurrent users to serve (replicas added as needed)
+  std::optional<double> requests_per_s;   // request rate to serve
+  std::string rate_source = "on-demand";  // on-demand | reserved | spot: which price quote ranks
+  std::vector<std::string> engines;       // empty = sglang and vllm
+  std::vector<std::string> precisions;    // empty = as shipped, fp8, and fp4 experts where native
+  int top = 8;                            // rows in the runners-up table
+  std::string efficiency_file;
+  // median: rank and check the SLA on the predictions; p90: on their pessimistic end, each figure
+  // moved by the 90th-percentile out-of-sample error of its slice (data/perf/accuracy.yaml)
+  std::string risk = "median";
+};
+
+struct PlanTargets {
+  double ttft_ms = 0, tpot_ms = 0;       // infinity = no target
+  std::string ttft_source, tpot_source;  // the option, or the SLA file
+  double ttft_tier_tokens = 0;           // > 0: the TTFT target is the file's tier for prompts up to this many tokens
+  std::vector<std::string> assumptions;  // assumed SLA figures with their reasons
+};
+// The SLA targets of the options (given, or the SLA file's tier and workload).
+PlanTargets plan_targets(const PlanOptions& o);
+
+struct PrecisionOption {
+  std::string uniform, experts, label;
+  bool requantised = false;
+};
+
+struct PlanCandidate {
+  int gpu_index = 0;
+  int gpus = 0;
+  int nodes = 1;
+  std::string engine;
+  Layout layout;
+  int prec = 0;  // index into the GPU's precision options
+  int conc = 1;
+  PerfResult p;
+  double usd_per_hour = 0;  // one instance
+  double usd_per_m = 0;     // USD per million tokens (input + output)
+  double replicas = 1;
+  bool sla_ok = false;
+  std::int64_t max_users = 0;
+  bool misses_ttft = false, misses_tpot = false;
+  // --risk p90: the factors applied to the prediction before ranking (1 = median)
+  double risk_tput = 1, risk_tpot = 1, risk_ttft = 1;
+};
+
+struct PlanResult {
+  Model base;
+  PlanTargets targets;
+  std::vector<const Gpu*> gpus;
+  std::vector<std::string> engines;
+  std::vector<std::vector<PrecisionOption>> precisions;  // per GPU
+  std::vector<PlanCandidate> candidates;                 // every configuration that fits
+  int winner = -1;                                       // index into candidates, -1 = none meets the SLA
+  std::vector<int> pareto;                               // throughput per GPU against interactivity, most interactive first
+  // the best of each GPU type, the winner's GPU first, then by cost
+  struct RunnerUp {
+    int gpu_index = 0;
+    int cand = -1;  // its cheapest candidate meeting the SLA, else the closest miss, else -1 (nothing fits)
+    enum Kind { winner, ties, costlier, misses, no_fit } kind = no_fit;
+  };
+  std::vector<RunnerUp> runners_up;
+  std::vector<int> next_cheapest;  // other candidates meeting the SLA, cheapest first (at most `top`)
+  struct NoFit {
+    int gpus = 0;  // 0 = no engine-valid layout at all
+    Layout layout;
+    std::string reason;
+  };
+  std::map<std::string, NoFit> no_fit;  // gpu id -> the first reason nothing fit
+  std::vector<std::string> price_notes;
+  std::vector<std::string> factor_assumptions;  // of every (GPU, engine) searched
+  std::size_t evaluated = 0, fit_checks = 0;
+  double search_ms = 0, perf_seconds = 0;
+  const PlanCandidate* win() const { return winner < 0 ? nullptr : &candidates[static_cast<std::size_t>(winner)]; }
+  const Gpu& gpu_of(const PlanCandidate& c) const { return *gpus[static_cast<std::size_t>(c.gpu_index)]; }
+  const PrecisionOption& precision_of(const PlanCandidate& c) const {
+    return precisions[static_cast<std::size_t>(c.gpu_index)][static_cast<std::size_t>(c.prec)];
+  }
+};
+PlanResult search_plan(const Catalogue& cat, const PlanOptions& o);
+// The fit of a candidate at its concurrency (its engine flags for the launch line).
+FitResult candidate_fit(const PlanResult& r, const PlanCandidate& c, double isl, double osl);
+
+// --- validation against measured rows -----------------------------------------------------------
+
+struct PerfValidationRow {
+  MeasuredRow row;
+  Layout layout;
+  std::string family;  // the GPU's family in the efficiency table
+  std::string group;   // gpu/engine[+mtp]
+  bool fits = false;
+  bool calibrated = false;  // in-sample factors are the family's own (false: derived, so out-of-sample too)
+  // in-sample: the shipped factors of the row's own family (fitted on these rows, so not validation);
+  // unseen: factors derived from the nearest other family by datasheet ratios (leave-one-family-out)
+  PerfResult pred, pred_unseen;
+  double ape_tput = 0, ape_tpot = 0, ape_ttft = 0;
+  double unseen_tput = 0, unseen_tpot = 0, unseen_ttft = 0;
+  std::string unseen_from;  // the family/engine the unseen factors were derived from
+};
+struct PerfValidation {
+  std::vector<PerfValidationRow> rows;
+  std::vector<std::string> sources;  // the measured files
+  std::vector<std::string> assumptions;
+};
+// Every measured row predicted with the embedded factors, in-sample and leave-one-family-out.
+PerfValidation validate_perf(const Catalogue& cat);
+
+double percentile(std::vector<double> v, double q);
+
+}  // namespace k3plan

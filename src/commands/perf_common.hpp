@@ -1,0 +1,65 @@
+#pragma once
+// Helpers shared by `perf`, `plan` and `perf-validate` (src/commands/perf_cmd.cpp, plan_cmd.cpp,
+// perf_validate_cmd.cpp): number formatting, the JSON of one prediction, the assumption lines.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <k3plan/plan.hpp>
+#include <k3plan/report.hpp>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+
+namespace k3plan {
+
+inline std::string fmt_num(double v) {
+  if (!std::isfinite(v)) return "-";
+  const double a = std::abs(v);
+  if (a >= 1000) return fmt_int(v);
+  if (a >= 100) return fmt::format("{:.0f}", v);
+  if (a >= 10) return fmt::format("{:.1f}", v);
+  return fmt::format("{:.2f}", v);
+}
+
+inline void add_lines(Report& r, const std::vector<std::string>& lines) {
+  for (const auto& s : lines)
+    if (std::find(r.assumptions.begin(), r.assumptions.end(), s) == r.assumptions.end()) r.assumptions.push_back(s);
+}
+
+// Catalogue figures the speed model rests on: bandwidth, FLOPS, links (and price when ranking).
+inline void gpu_assumptions(Report& r, const Gpu& g, bool price) {
+  std::vector<Assumption> used;
+  for (const auto& a : g.assumptions)
+    if (a.what.find("bandwidth") != std::string::npos || a.what.find("tflops") != std::string::npos ||
+        a.what.find("scaleup") != std::string::npos || a.what.find("memory_reported") != std::string::npos ||
+        (price && a.what.find("price") != std::string::npos))
+      used.push_back(a);
+  add_assumptions(r, used);
+}
+
+inline const char* kModelAssumption =
+    "perf model: decode = max(bytes/HBM, FLOPs/TFLOPS) + collectives + per-layer and per-step overhead; uniform expert routing "
+    "(E x (1 - (1 - k/E)^T) experts touched per layer, no load imbalance); closed-loop continuous batching at steady state";
+
+inline nlohmann::json perf_json(const Model& m, const Gpu& g, const std::string& engine, const Layout& l, const PerfConfig& c,
+                                const PerfResult& p, const std::string& precision) {
+  return {{"model", m.id},
+          {"gpu", g.id},
+          {"gpus", p.gpus},
+          {"engine", engine},
+          {"precision", precision},
+          {"layout", layout_json(l)},
+          {"isl", c.isl},
+          {"osl", c.osl},
+          {"concurrency", c.concurrency},
+          {"ttft_s", p.ttft_s},
+          {"tpot_ms", p.tpot_ms},
+          {"interactivity_tok_s_user", p.interactivity},
+          {"e2e_latency_s", p.e2e_s},
+          {"throughput_per_gpu", {{"input", p.tput_input_per_gpu}, {"output", p.tput_output_per_gpu}, {"total", p.tput_total_per_gpu}}},
+          {"bound", p.bound}};
+}
+
+}  // namespace k3plan

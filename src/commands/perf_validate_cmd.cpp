@@ -1,0 +1,125 @@
+// `k3plan perf-validate`: predicted vs measured benchmark rows (src/plan/validate.cpp). Headline:
+// the leave-one-family-out error per family (factors derived from the nearest other family, as a
+// GPU without calibration gets them), the in-sample error (factors fitted on these rows) beside it.
+#include <k3plan/perf_cmd.hpp>
+#include <map>
+
+#include "perf_common.hpp"
+
+namespace k3plan {
+
+namespace {
+struct Errors {
+  std::vector<double> tput, tpot, ttft, u_tput, u_tpot, u_ttft;
+  void add(const PerfValidationRow& x) {
+    tput.push_back(x.ape_tput);
+    tpot.push_back(x.ape_tpot);
+    ttft.push_back(x.ape_ttft);
+    u_tput.push_back(x.unseen_tput);
+    u_tpot.push_back(x.unseen_tpot);
+    u_ttft.push_back(x.unseen_ttft);
+  }
+};
+std::string pct(double v) { return std::isfinite(v) ? fmt::format("{:.1f}%", v) : "-"; }
+nlohmann::json errors_json(const std::string& name, const Errors& e) {
+  return {{"group", name},
+          {"rows", e.tput.size()},
+          {"tput_median_ape_pct", percentile(e.tput, 0.5)},
+          {"tput_p90_ape_pct", percentile(e.tput, 0.9)},
+          {"tpot_median_ape_pct", percentile(e.tpot, 0.5)},
+          {"tpot_p90_ape_pct", percentile(e.tpot, 0.9)},
+          {"ttft_median_ape_pct", percentile(e.ttft, 0.5)},
+          {"ttft_p90_ape_pct", percentile(e.ttft, 0.9)},
+          {"unseen_tput_median_ape_pct", percentile(e.u_tput, 0.5)},
+          {"unseen_tput_p90_ape_pct", percentile(e.u_tput, 0.9)},
+          {"unseen_tpot_median_ape_pct", percentile(e.u_tpot, 0.5)},
+          {"unseen_tpot_p90_ape_pct", percentile(e.u_tpot, 0.9)},
+          {"unseen_ttft_median_ape_pct", percentile(e.u_ttft, 0.5)}};
+}
+}  // namespace
+
+Report run_perf_validate(const Catalogue& cat) {
+  const PerfValidation v = validate_perf(cat);
+  std::map<std::string, Errors> groups, families;
+  std::map<std::string, std::string> unseen_from;
+  Errors all_plain, all_mtp;
+  Report r;
+  r.data["rows"] = nlohmann::json::array();
+  Table t{"Predicted vs measured, per row (in-sample factors; 'unseen' = leave-one-family-out)",
+          {"gpu/engine", "prec", "layout", "ISL/OSL", "conc", "tput/GPU", "pred", "unseen", "TPOT ms", "pred", "unseen", "TTFT s", "pred"},
+          {},
+          {false, false, false, false, true, true, true, true, true, true, true, true, true}};
+  for (const auto& x : v.rows) {
+    const MeasuredRow& row = x.row;
+    const PerfResult& p = x.pred;
+    const bool mtp = row.spec == "mtp";
+    if (row.exclude.empty()) {
+      groups[x.group].add(x);
+      families[x.family + "/" + row.engine].add(x);
+      unseen_from[x.family + "/" + row.engine] = x.unseen_from;
+      (mtp ? all_mtp : all_plain).add(x);
+    }
+    r.data["rows"].push_back(
+        {{"id", row.id},
+         {"group", x.group},
+         {"family", x.family},
+         {"fits", x.fits},
+         {"calibrated", x.calibrated},
+         {"excluded", row.exclude},
+         {"measured", {{"tput_per_gpu", row.tput_total}, {"tpot_ms", row.tpot_ms}, {"ttft_s", row.ttft_s}}},
+         {"predicted", {{"tput_per_gpu", p.tput_total_per_gpu}, {"tpot_ms", p.tpot_ms}, {"ttft_s", p.ttft_s}, {"bound", p.bound}}},
+         {"predicted_unseen",
+          {{"tput_per_gpu", x.pred_unseen.tput_total_per_gpu},
+           {"tpot_ms", x.pred_unseen.tpot_ms},
+           {"ttft_s", x.pred_unseen.ttft_s},
+           {"derived_from", x.unseen_from}}},
+         {"ape_pct", {{"tput", x.ape_tput}, {"tpot", x.ape_tpot}, {"ttft", x.ape_ttft}}},
+         {"unseen_ape_pct", {{"tput", x.unseen_tput}, {"tpot", x.unseen_tpot}, {"ttft", x.unseen_ttft}}}});
+    t.rows.push_back({x.group, row.precision, layout_text(x.layout), fmt::format("{:g}/{:g}", row.isl, row.osl), std::to_string(row.conc),
+                      fmt_num(row.tput_total), row.exclude.empty() ? fmt_num(p.tput_total_per_gpu) : "excl.",
+                      fmt_num(x.pred_unseen.tput_total_per_gpu), fmt_num(row.tpot_ms), fmt_num(p.tpot_ms), fmt_num(x.pred_unseen.tpot_ms),
+                      fmt_num(row.ttft_s), fmt_num(p.ttft_s)});
+  }
+  Table head{"Median |error| per family: leave-one-family-out (factors from the nearest other family) vs in-sample (fitted on these rows)",
+             {"family/engine", "rows", "unseen tput", "unseen TPOT", "in-sample tput", "in-sample TPOT", "unseen from"},
+             {},
+             {false, true, true, true, true, true, false}};
+  r.data["families"] = nlohmann::json::array();
+  for (const auto& [k, e] : families) {
+    head.rows.push_back({k, std::to_string(e.tput.size()), pct(percentile(e.u_tput, 0.5)), pct(percentile(e.u_tpot, 0.5)),
+                         pct(percentile(e.tput, 0.5)), pct(percentile(e.tpot, 0.5)), unseen_from[k]});
+    nlohmann::json j = errors_json(k, e);
+    j["unseen_from"] = unseen_from[k];
+    r.data["families"].push_back(j);
+  }
+  Table sum{"In-sample |error| by GPU and engine (median / 90th percentile; the factors were fitted on these rows)",
+            {"gpu/engine", "rows", "tput med", "p90", "TPOT med", "p90", "TTFT med", "p90"},
+            {},
+            {false, true, true, true, true, true, true, true}};
+  r.data["summary"] = nlohmann::json::array();
+  auto add = [&](const std::string& name, const Errors& e) {
+    sum.rows.push_back({name, std::to_string(e.tput.size()), pct(percentile(e.tput, 0.5)), pct(percentile(e.tput, 0.9)),
+                        pct(percentile(e.tpot, 0.5)), pct(percentile(e.tpot, 0.9)), pct(percentile(e.ttft, 0.5)),
+                        pct(percentile(e.ttft, 0.9))});
+    r.data["summary"].push_back(errors_json(name, e));
+  };
+  for (const auto& [k, e] : groups) add(k, e);
+  add("all, no speculative decoding", all_plain);
+  add("all, MTP", all_mtp);
+  r.tables.push_back(head);
+  r.tables.push_back(sum);
+  r.tables.push_back(t);
+  r.notes.push_back(fmt::format(
+      "Rows: {} (InferenceX DeepSeek-R1-0528, single node, aggregated). In-sample errors use factors fitted on the same rows and are "
+      "not validation; the unseen columns predict each family with another family's factors, as for a GPU k3plan has no rows of.",
+      fmt::join(v.sources, ", ")));
+  r.assumptions.push_back(kModelAssumption);
+  r.assumptions.push_back(
+      "validation: request lengths at 0.9 x nominal (InferenceX draws 80-100%); KV cache fp8 for trt and bf16 otherwise; fp4 rows = routed "
+      "experts in nvfp4 (NVIDIA) / mxfp4 (AMD)");
+  add_lines(r, v.assumptions);
+  r.data["assumptions"] = r.assumptions;
+  return r;
+}
+
+}  // namespace k3plan

@@ -1,0 +1,379 @@
+// The cheapest deployment that meets a service level: every GPU x GPU count x engine layout
+// (incl. DP attention) x precision x concurrency that fits, ranked by USD per million tokens; the
+// Pareto front of throughput per GPU against interactivity; the best of each GPU and why it lost.
+// Lower bounds prune the search: a layout is tried only where the memory check passes, and the
+// concurrency sweep stops refining once the SLA breaks (bisection between two powers of two).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <k3plan/calibrate.hpp>
+#include <k3plan/engine_flags.hpp>
+#include <k3plan/error.hpp>
+#include <k3plan/params.hpp>
+#include <k3plan/plan.hpp>
+#include <limits>
+
+namespace k3plan {
+
+namespace {
+
+double rental_rate(const Catalogue& cat, const Gpu& g, const std::string& kind, std::string& note) {
+  if (kind == "on-demand") return g.price_usd_per_hour.value;
+  std::vector<double> q;
+  for (const auto& x : cat.prices().rental)
+    if (x.gpu == g.id && x.kind == kind) q.push_back(x.usd_per_hour);
+  if (q.empty()) {
+    note = fmt::format("{}: no {} quote, on-demand price used", g.id, kind);
+    return g.price_usd_per_hour.value;
+  }
+  std::sort(q.begin(), q.end());
+  return q.size() % 2 ? q[q.size() / 2] : (q[q.size() / 2 - 1] + q[q.size() / 2]) / 2;
+}
+
+struct PrecOption {
+  std::string uniform, experts, label;
+  bool requantised = false;
+};
+
+std::vector<PrecisionOption> precision_options(const Model& m, const Gpu& g, const std::vector<std::string>& wanted) {
+  std::vector<PrecisionOption> out;
+  auto bitsof = [&](ParamGroup grp) { return precision_format(m.precision_of(grp)).bits_per_weight; };
+  if (!wanted.empty()) {
+    for (const auto& w : wanted) {
+      if (w == "as-shipped" || w == "shipped")
+        out.push_back({"", "", precision_label(m, "", ""), false});
+      else if (w.rfind("experts-", 0) == 0)
+        out.push_back({"", w.substr(8), "experts " + w.substr(8), true});
+      else
+        out.push_back({w, "", w, true});
+    }
+    return out;
+  }
+  out.push_back({"", "", precision_label(m, "", ""), false});
+  const double main_bits = m.moe ? bitsof(ParamGroup::routed_experts) : bitsof(ParamGroup::dense_mlp);
+  if (main_bits > 8.5 && g.runs_natively("fp8")) out.push_back({"fp8", "", "fp8", true});
+  if (m.moe && main_bits > 4.6) {
+    if (g.runs_natively("mxfp4") && g.tflops_fp4.value > 0)
+      out.push_back({"", "mxfp4", "experts mxfp4", true});
+    else if (g.runs_natively("nvfp4") && g.tflops_fp4.value > 0)
+      out.push_back({"", "nvfp4", "experts nvfp4", true});
+  }
+  return out;
+}
+
+std::vector<int> gpu_counts(const Gpu& g, int max_gpus) {
+  std::vector<int> out;
+  for (int n = 1; n <= std::min(max_gpus, g.gpus_per_node); n *= 2) out.push_back(n);
+  for (int nodes = 2; nodes * g.gpus_per_node <= max_gpus; nodes *= 2) out.push_back(nodes * g.gpus_per_node);
+  return out;
+}
+
+}  // namespace
+
+PlanTargets plan_targets(const PlanOptions& o) {
+  PlanTargets t;
+  const Sla sla = o.sla_file.empty() ? embedded_sla() : parse_sla(read_text_file(o.sla_file, "--sla"), o.sla_file);
+  t.ttft_ms = std::numeric_limits<double>::infinity();
+  t.tpot_ms = std::numeric_limits<double>::infinity();
+  t.ttft_source = "none";
+  t.tpot_source = "none";
+  const std::string file = o.sla_file.empty() ? "data/perf/sla.yaml" : o.sla_file;
+  if (o.ttft_ms) {
+    if (!(*o.ttft_ms > 0)) throw InputError("--ttft-ms: must be positive");
+    t.ttft_ms = *o.ttft_ms;
+    t.ttft_source = "--ttft-ms";
+  } else {
+    for (const auto& [max_prompt, fig] : sla.ttft_tiers)
+      if (o.isl <= max_prompt) {
+        t.ttft_ms = fig.value;
+        t.ttft_tier_tokens = max_prompt;
+        t.ttft_source = file;
+        if (fig.assumed)
+          t.assumptions.push_back(fmt::format("SLA TTFT {:g} ms for prompts up to {:.0f}: {}", fig.value, max_prompt, fig.reason));
+        break;
+      }
+  }
+  if (o.tpot_ms || o.interactivity) {
+    const double v = o.tpot_ms ? *o.tpot_ms : 1000.0 / *o.interactivity;
+    if (!(v > 0) || !std::isfinite(v)) throw InputError("--tpot-ms / --interactivity: must be positive");
+    t.tpot_ms = v;
+    t.tpot_source = o.tpot_ms ? "--tpot-ms" : "--interactivity";
+  } else {
+    const auto it = sla.itl.find(o.workload);
+    if (it == sla.itl.end()) {
+      std::vector<std::string> names;
+      for (const auto& [k, v] : sla.itl) names.push_back(k);
+      throw InputError(fmt::format("--workload '{}': the SLA file has ITL targets for {}", o.workload, fmt::join(names, ", ")));
+    }
+    t.tpot_ms = it->second.value;
+    t.tpot_source = fmt::format("{} ITL ({})", o.workload, file);
+    if (it->second.assumed) t.assumptions.push_back(fmt::format("SLA {} ITL {:g} ms: {}", o.workload, it->second.value, it->second.reason));
+  }
+  return t;
+}
+
+PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  PlanResult res;
+  res.base = resolve_model(cat, o.model);
+  const Model& base = res.base;
+  if (!(o.isl >= 1 && o.isl <= 1e7) || !(o.osl >= 1 && o.osl <= 1e7))
+    throw InputError("--isl and --osl: must be between 1 and 10,000,000 tokens");
+  if (o.max_gpus < 1 || o.max_gpus > 4096) throw InputError("--max-gpus: must be between 1 and 4096");
+  if (o.rate_source != "on-demand" && o.rate_source != "reserved" && o.rate_source != "spot")
+    throw InputError(fmt::format("--rate-source '{}': use on-demand, reserved or spot", o.rate_source));
+  if (o.tpot_ms && o.interactivity) throw InputError("--tpot-ms and --interactivity set the same target; give one");
+  if (o.users && o.requests_per_s) throw InputError("--users and --requests-per-s describe the load twice; give one");
+  if (o.users && !(*o.users >= 1 && *o.users <= 1e9)) throw InputError("--users: must be between 1 and 1e9");
+  if (o.requests_per_s && !(*o.requests_per_s > 0 && *o.requests_per_s <= 1e9)) throw InputError("--requests-per-s: must be positive");
+  if (o.risk != "median" && o.risk != "p90") throw InputError(fmt::format("--risk '{}': use median or p90", o.risk));
+  res.targets = plan_targets(o);
+  const double ttft_target = res.targets.ttft_ms, tpot_target = res.targets.tpot_ms;
+
+  // search space
+  std::vector<const Gpu*>& gpus = res.gpus;
+  if (o.gpus_from.empty())
+    for (const auto& g : cat.gpus()) gpus.push_back(&g);
+  else
+    for (const auto& id : o.gpus_from) gpus.push_back(&cat.gpu(id));
+  res.engines = o.engines.empty() ? std::vector<std::string>{"sglang", "vllm"} : o.engines;
+  const std::vector<std::string>& engines = res.engines;
+  for (const auto& e : engines) layout_engine(e);
+  const EfficiencyTable table = o.efficiency_file.empty()
+                                    ? embedded_efficiency()
+                                    : parse_efficiency(read_text_file(o.efficiency_file, "--efficiency"), o.efficiency_file);
+
+  std::vector<PlanCandidate>& cands = res.candidates;
+  cands.reserve(1 << 15);
+  auto& precs = res.precisions;
+  precs.resize(gpus.size());
+  auto& no_fit = res.no_fit;
+  std::map<std::string, PerfModel> pms;
+  std::size_t evaluated = 0, fit_checks = 0;
+  double perf_seconds = 0;
+  for (std::size_t gi = 0; gi < gpus.size(); ++gi) {
+    const Gpu& g = *gpus[gi];
+    std::string pnote;
+    const double rate = rental_rate(cat, g, o.rate_source, pnote);
+    if (!pnote.empty()) res.price_notes.push_back(pnote);
+    precs[gi] = precision_options(base, g, o.precisions);
+    bool any_fit = false;
+    for (std::size_t pi = 0; pi < precs[gi].size(); ++pi) {
+      const PrecisionOption& po = precs[gi][pi];
+      const Model m = with_precision(base, po.uniform, po.experts);
+      const std::string pkey = po.uniform + "|" + po.experts;
+      auto pit = pms.find(pkey);
+      if (pit == pms.end()) pit = pms.emplace(pkey, prepare_perf_model(m, "auto")).first;
+      const PerfModel& pm = pit->second;
+      for (const auto& engine : engines) {
+        const Engine le = layout_engine(engine);
+        const PerfEfficiency eff = factors_for(table, cat.gpus(), g, engine, precision_key(m));
+        double risk_tput = 1, risk_tpot = 1, risk_ttft = 1;
+        if (o.risk == "p90") {
+          if (const PerfBand* b = band_for(embedded_accuracy(), eff.family, eff.engine, eff.calibrated)) {
+            risk_tput = std::max(0.05, 1 - b->tput_p90_pct / 100);
+            risk_tpot = 1 + b->tpot_p90_pct / 100;
+            risk_ttft = 1 + b->ttft_p90_pct / 100;
+          }
+        }
+        EngineSettings s;
+        s.engine = le;
+        for (int n : gpu_counts(g, o.max_gpus)) {
+          std::vector<Layout> layouts = candidate_layouts(m, g, le, n);
+          if (le == Engine::sglang && m.moe && n > 1) {  // DP attention with experts spread over every GPU
+            Layout d;
+            d.tp = n;
+            d.dp = n;
+            d.ep = n;
+            d.dp_attention = true;
+            if (layout_refusals(m, g, le, d).empty()) layouts.push_back(d);
+          }
+          for (const auto& l : layouts) {
+            MemCheck mc;
+            try {
+              mc = memory_check(m, g, l, s, o.isl, o.osl, 1.0, 1, false);
+            } catch (const InputError& e) {  // e.g. the engine's default memory fraction leaves nothing
+              mc.fits = false;
+              mc.reasons = {e.what()};
+            }
+            const FitResult& f = mc.full;
+            ++fit_checks;
+            if (!mc.fits) {
+              if (!no_fit.count(g.id) && !mc.reasons.empty()) no_fit[g.id] = {n, l, mc.reasons.front()};
+              continue;
+            }
+            any_fit = true;
+            const std::int64_t cap = std::min<std::int64_t>(mc.max_running, 4096);
+            std::vector<int> concs;
+            for (int c = 1; c <= cap; c *= 2) concs.push_back(c);
+            if (concs.empty() || concs.back() != cap) concs.push_back(static_cast<int>(cap));
+            PerfConfig pc;
+            pc.layout = l;
+            pc.engine = le;
+            pc.isl = o.isl;
+            pc.osl = o.osl;
+            pc.max_running = mc.max_running;
+            pc.prefill_chunk = f.max_num_batched_tokens > 0 ? f.max_num_batched_tokens : default_chunk(g, engine);
+            pc.mixed_prefill = mixes_prefill(engine);
+            const auto tp0 = std::chrono::steady_clock::now();
+            const PerfSetup setup = prepare_perf(pm, g, eff, l, le);
+            auto eval = [&](int c) {
+              pc.concurrency = c;
+              PlanCandidate x;
+              x.p = estimate_perf(setup, pc);
+              ++evaluated;
+              x.gpu_index = static_cast<int>(gi);
+              x.gpus = f.gpus;
+              x.nodes = f.nodes;
+              x.engine = engine;
+              x.layout = l;
+              x.prec = static_cast<int>(pi);
+              x.conc = c;
+              x.max_users = mc.max_running;
+              x.usd_per_hour = rate * f.gpus;
+              x.risk_tput = risk_tput;
+              x.risk_tpot = risk_tpot;
+              x.risk_ttft = risk_ttft;
+              const double tok_s = x.p.tput_total_per_gpu * f.gpus * risk_tput;
+              x.usd_per_m = x.usd_per_hour * 1e6 / (3600 * tok_s);
+              if (o.users)
+                x.replicas = std::ceil(*o.users / c);
+              else if (o.requests_per_s)
+                x.replicas = std::ceil(*o.requests_per_s / (c / x.p.e2e_s));
+              x.sla_ok = x.p.ttft_s * 1000 * risk_ttft <= ttft_target && x.p.tpot_ms * risk_tpot <= tpot_target;
+              cands.push_back(std::move(x));
+              return cands.back().sla_ok;
+            };
+            int last_ok = 0, fail_after = 0;
+            for (int c : concs) {
+              const bool ok = eval(c);
+              if (ok)
+                last_ok = c;
+              else if (last_ok > 0 && fail_after == 0)
+                fail_after = c;
+            }
+            // the largest concurrency that still meets the SLA, between two powers of two
+            int lo = last_ok, hi = fail_after;
+            while (lo > 0 && hi > lo + std::max(1, lo / 32)) {
+              const int mid = lo + (hi - lo) / 2;
+              if (eval(mid))
+                lo = mid;
+              else
+                hi = mid;
+            }
+            perf_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - tp0).count();
+          }
+        }
+      }
+    }
+    if (!any_fit && !no_fit.count(g.id)) no_fit[g.id] = {0, Layout{}, fmt::format("no engine-valid layout up to {} GPUs", o.max_gpus)};
+  }
+  res.search_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  res.evaluated = evaluated;
+  res.fit_checks = fit_checks;
+  res.perf_seconds = perf_seconds;
+  for (auto& c : cands) {
+    c.misses_ttft = c.p.ttft_s * 1000 * c.risk_ttft > ttft_target;
+    c.misses_tpot = c.p.tpot_ms * c.risk_tpot > tpot_target;
+  }
+  for (const Gpu* g : gpus)
+    for (const auto& e : engines) {
+      const auto lines = factors_for(table, cat.gpus(), *g, e).assumptions;
+      for (const auto& l : lines)
+        if (std::find(res.factor_assumptions.begin(), res.factor_assumptions.end(), l) == res.factor_assumptions.end())
+          res.factor_assumptions.push_back(l);
+    }
+
+  // the winner: cheapest per million tokens among those that meet the SLA
+  // cost, then interactivity, then fewer GPUs, then compute headroom (ties come from memory-bound
+  // decode on GPUs with the same bandwidth and price)
+  auto cheaper = [&](const PlanCandidate& a, const PlanCandidate& b) {
+    if (std::abs(a.usd_per_m - b.usd_per_m) > 1e-9 * b.usd_per_m) return a.usd_per_m < b.usd_per_m;
+    if (std::abs(a.p.interactivity - b.p.interactivity) > 1e-9 * b.p.interactivity) return a.p.interactivity > b.p.interactivity;
+    if (a.gpus != b.gpus) return a.gpus < b.gpus;
+    return gpus[static_cast<std::size_t>(a.gpu_index)]->tflops_bf16.value > gpus[static_cast<std::size_t>(b.gpu_index)]->tflops_bf16.value;
+  };
+  const int n = static_cast<int>(cands.size());
+  auto at = [&](int i) -> const PlanCandidate& { return cands[static_cast<std::size_t>(i)]; };
+  for (int i = 0; i < n; ++i)
+    if (at(i).sla_ok && (res.winner < 0 || cheaper(at(i), at(res.winner)))) res.winner = i;
+  const PlanCandidate* win = res.win();
+
+  // Pareto front: throughput per GPU against interactivity over every candidate that fits
+  std::vector<int> order(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    if (at(a).p.interactivity != at(b).p.interactivity) return at(a).p.interactivity > at(b).p.interactivity;
+    return at(a).p.tput_total_per_gpu > at(b).p.tput_total_per_gpu;
+  });
+  double best_tput = -1;
+  for (int i : order)
+    if (at(i).p.tput_total_per_gpu > best_tput) {
+      res.pareto.push_back(i);
+      best_tput = at(i).p.tput_total_per_gpu;
+    }
+
+  // runners-up: the best of each GPU type (cheapest meeting the SLA, else the closest miss)
+  struct Best {
+    int ok = -1, closest = -1;
+    double closest_gap = 1e300;
+  };
+  std::vector<Best> best(gpus.size());
+  for (int i = 0; i < n; ++i) {
+    const PlanCandidate& c = at(i);
+    Best& b = best[static_cast<std::size_t>(c.gpu_index)];
+    if (c.sla_ok && (b.ok < 0 || cheaper(c, at(b.ok)))) b.ok = i;
+    const double gap = std::max(c.p.ttft_s * 1000 * c.risk_ttft / ttft_target, c.p.tpot_ms * c.risk_tpot / tpot_target);
+    if (gap < b.closest_gap) {
+      b.closest_gap = gap;
+      b.closest = i;
+    }
+  }
+  std::vector<std::size_t> gorder(gpus.size());
+  for (std::size_t i = 0; i < gorder.size(); ++i) gorder[i] = i;
+  std::stable_sort(gorder.begin(), gorder.end(), [&](std::size_t a, std::size_t b) {
+    const bool wa = best[a].ok >= 0 && best[a].ok == res.winner, wb = best[b].ok >= 0 && best[b].ok == res.winner;
+    if (wa != wb) return wa;
+    const double ca = best[a].ok >= 0 ? at(best[a].ok).usd_per_m : (best[a].closest >= 0 ? 1e200 : 1e300);
+    const double cb = best[b].ok >= 0 ? at(best[b].ok).usd_per_m : (best[b].closest >= 0 ? 1e200 : 1e300);
+    return ca < cb;
+  });
+  for (std::size_t gi : gorder) {
+    const Best& b = best[gi];
+    PlanResult::RunnerUp ru;
+    ru.gpu_index = static_cast<int>(gi);
+    ru.cand = b.ok >= 0 ? b.ok : b.closest;
+    if (b.ok >= 0 && b.ok == res.winner)
+      ru.kind = PlanResult::RunnerUp::winner;
+    else if (b.ok >= 0 && win && std::abs(at(b.ok).usd_per_m / win->usd_per_m - 1) < 5e-4)
+      ru.kind = PlanResult::RunnerUp::ties;
+    else if (b.ok >= 0 && win)
+      ru.kind = PlanResult::RunnerUp::costlier;
+    else if (b.closest >= 0)
+      ru.kind = PlanResult::RunnerUp::misses;
+    else
+      ru.kind = PlanResult::RunnerUp::no_fit;
+    res.runners_up.push_back(ru);
+  }
+  if (win) {
+    std::vector<int> ok;
+    for (int i = 0; i < n; ++i)
+      if (at(i).sla_ok && i != res.winner) ok.push_back(i);
+    std::sort(ok.begin(), ok.end(), [&](int a, int b) { return cheaper(at(a), at(b)); });
+    for (std::size_t i = 0; i < ok.size() && static_cast<int>(i) < o.top; ++i) res.next_cheapest.push_back(ok[i]);
+  }
+  return res;
+}
+
+FitResult candidate_fit(const PlanResult& r, const PlanCandidate& c, double isl, double osl) {
+  const PrecisionOption& po = r.precision_of(c);
+  EngineSettings s;
+  s.engine = layout_engine(c.engine);
+  if (s.engine == Engine::vllm) s.max_num_seqs = c.conc;
+  return evaluate_fit(with_precision(r.base, po.uniform, po.experts), r.gpu_of(c), c.layout, s,
+                      static_cast<std::int64_t>(std::ceil(isl + osl)), c.conc);
+}
+
+}  // namespace k3plan
