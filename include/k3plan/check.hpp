@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <k3plan/catalogue.hpp>
 #include <k3plan/deploy.hpp>
+#include <k3plan/input_limits.hpp>
+#include <k3plan/manifest.hpp>
 #include <k3plan/report.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -31,15 +33,6 @@ Report run_check(const Catalogue& cat, const CheckOptions& o);
 
 // --- building blocks (exposed for tests and the fuzzer) ----------------------------------------
 
-inline constexpr std::size_t kMaxDeploymentBytes = 16u * 1024u * 1024u;  // 16 MiB
-inline constexpr int kMaxYamlDepth = 256;
-
-// Rejects (InputError, one line) text that is not worth handing to a YAML parser: NUL bytes or
-// other binary data, invalid UTF-8, more than `max_bytes`, or nesting (flow brackets, block
-// indentation, compact "- - -" sequences) deeper than `max_depth`.
-void check_yaml_limits(const std::string& text, const std::string& origin, std::size_t max_bytes = kMaxDeploymentBytes,
-                       int max_depth = kMaxYamlDepth);
-
 // What a checked input was read from.
 enum class InputKind { deployment, command, manifest };
 
@@ -52,11 +45,6 @@ struct CheckTarget {
   int replicas = 0;      // manifest: spec.replicas
   SourcePos anchor;      // where findings without a field of their own point
 };
-
-// Reads every LeaderWorkerSet in a manifest (multi-document YAML; other kinds are skipped).
-// Positions point into the manifest. `gpu` (may be empty) is used when no node selector names one.
-std::vector<CheckTarget> parse_lws_manifest(const Catalogue& cat, const std::string& text, const std::string& origin,
-                                            const std::string& gpu, std::vector<Finding>& findings);
 
 // Runs every rule on one target; appends findings. `summary` (may be null) gets the figures.
 void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Finding>& findings, nlohmann::json* summary);

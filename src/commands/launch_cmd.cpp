@@ -3,6 +3,7 @@
 #include <fstream>
 #include <k3plan/deploy_fit.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/input_limits.hpp>
 #include <k3plan/launch.hpp>
 #include <k3plan/units.hpp>
 
@@ -11,16 +12,6 @@
 namespace k3plan {
 
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(fmt::format("{}: no such file", path));
-  if (std::filesystem::file_size(path, ec) > 16u * 1024u * 1024u)
-    throw InputError(fmt::format("{}: larger than 16 MiB; not a deployment file", path));
-  std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return text;
-}
 
 // Writes atomically: a temporary file renamed into place, so no half-written file remains.
 void write_file(const std::filesystem::path& p, const std::string& text, bool executable) {
@@ -51,7 +42,7 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
   Deployment d;
   std::vector<Finding> schema;
   if (!o.file.empty()) {
-    d = parse_deployment(read_text(o.file), o.file, schema);
+    d = parse_deployment(read_yaml_input(o.file, "deployment file"), o.file, schema);
   } else {
     d = o.flags;
     d.file = "<flags>";
