@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <k3plan/error.hpp>
+#include <k3plan/input_file.hpp>
 #include <k3plan/input_limits.hpp>
 #include <sstream>
 #include <vector>
@@ -152,22 +153,9 @@ void check_yaml_limits(const std::string& text, const std::string& origin, std::
 }
 
 std::string read_capped(const std::string& path, std::size_t max_bytes, const char* what) {
-  std::error_code ec;
-  const fs::path p(path);
-  const auto st = fs::status(p, ec);
-  if (ec || !fs::exists(st)) throw InputError(fmt::format("{}: no such file", path));
-  if (fs::is_directory(st)) throw InputError(fmt::format("{}: is a directory, not a {}", path, what));
-  if (!fs::is_regular_file(st)) throw InputError(fmt::format("{}: not a regular file", path));
-  const auto size = fs::file_size(p, ec);
-  if (ec) throw InputError(fmt::format("{}: cannot read: {}", path, ec.message()));
-  if (size > max_bytes)
-    throw InputError(fmt::format("{}: {} bytes: larger than the {} MiB limit for a {}", path, size, max_bytes / (1024 * 1024), what));
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open", path));
-  std::string text;
-  text.resize(static_cast<std::size_t>(size));
-  in.read(text.data(), static_cast<std::streamsize>(size));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  // the input boundary (input_file.hpp): regular files only, checked on the open descriptor (a FIFO
+  // never blocks), the size cap checked before and while reading
+  std::string text = read_input_bytes(path, what, max_bytes);
   if (text.find('\0') != std::string::npos) throw InputError(fmt::format("{}: binary data, not a {}", path, what));
   return text;
 }

@@ -13,6 +13,8 @@
 #include <optional>
 #include <sstream>
 
+#include "yaml_reader.hpp"
+
 namespace k3plan {
 
 namespace {
@@ -263,6 +265,7 @@ std::vector<LwsGroup> parse_lws_manifest(const Catalogue& cat, const std::string
     for (std::size_t i = starts[k]; i < end; ++i) piece += lines[i] + '\n';
     try {
       docs.push_back(YAML::Load(piece));
+      YamlReader(origin, static_cast<int>(starts[k])).check_tree(docs.back());  // duplicate keys, complex keys, alias bombs
     } catch (const YAML::Exception& e) {
       throw InputError(
           fmt::format("{}:{}:{}: malformed YAML: {}", origin, static_cast<int>(starts[k]) + e.mark.line + 1, e.mark.column + 1, e.msg));

@@ -11,6 +11,7 @@
 #include <k3plan/embedded.hpp>
 #include <k3plan/engine_flags.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/input_file.hpp>
 #include <k3plan/params.hpp>
 #include <k3plan/perf_cmd.hpp>
 #include <k3plan/units.hpp>
@@ -35,13 +36,7 @@ std::string embedded_text(const char* path) {
   throw InputError(fmt::format("embedded data file {} is missing from this build", path));
 }
 
-std::string read_file(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{} {}: cannot read", what, path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_file(const std::string& path, const char* what) { return read_input_file(path, what); }
 
 std::string fmt_num(double v) {
   if (!std::isfinite(v)) return "-";

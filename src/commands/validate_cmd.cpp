@@ -10,6 +10,7 @@
 #include <k3plan/budget.hpp>
 #include <k3plan/embedded.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/input_file.hpp>
 #include <k3plan/kv.hpp>
 #include <k3plan/units.hpp>
 #include <k3plan/validate.hpp>
@@ -465,13 +466,7 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_text_file(const std::string& path) { return read_input_file(path, "validation cases file"); }
 
 }  // namespace
 
