@@ -327,3 +327,20 @@ TEST_CASE("make_printable: invalid UTF-8 and control characters never reach the 
   CHECK_NOTHROW((void)k3plan::render(r, k3plan::Format::json));
   CHECK(k3plan::escape_for_terminal("a\nb\x1b") == "a\\x0ab\\x1b");
 }
+
+TEST_CASE("the embedded catalogue passes the full input boundary when read as a --data directory", "[hostile]") {
+  // Catalogue::embedded() skips the limits at start-up (YamlReader::TrustedInput); this is the check
+  TempDir d;
+  const fs::path data = fs::path(K3PLAN_SOURCE_DIR) / "data";
+  for (const char* f : {"gpus.yaml", "prices.yaml"}) fs::copy_file(data / f, d.path() / f);
+  fs::create_directories(d.path() / "validation");
+  fs::copy_file(data / "validation" / "gpus.yaml", d.path() / "validation" / "gpus.yaml");
+  fs::copy(data / "models", d.path() / "models", fs::copy_options::recursive);
+  fs::copy(data / "validation" / "models", d.path() / "validation" / "models", fs::copy_options::recursive);
+  const Result r = run_k3plan({"models", "--data", d.str()});
+  INFO(r.err);
+  CHECK(r.code == 0);
+  const Result g = run_k3plan({"gpus", "--data", d.str()});
+  INFO(g.err);
+  CHECK(g.code == 0);
+}

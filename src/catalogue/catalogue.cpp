@@ -369,6 +369,7 @@ void Catalogue::add_text(const std::string& text, const std::string& origin) {
 
 Catalogue Catalogue::embedded() {
   Catalogue c;
+  const YamlReader::TrustedInput trusted;  // compiled-in data: the input limits are tested, not paid at every start
   // catalogue entries only; other embedded files (validation cases, perf calibration) are read by
   // the commands that use them
   for (const auto& f : embedded_files()) {

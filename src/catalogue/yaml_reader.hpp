@@ -21,6 +21,15 @@ class YamlReader {
   // itself, as the deployment reader does), and the tree within limits::kMaxYamlNodes once aliases
   // are expanded. Every failure is an InputError naming file:line:column and the field.
   YAML::Node parse(const std::string& text, bool duplicate_keys_allowed = false) const;
+  // While one lives on this thread, parse() skips the input limits and the tree walk: only for the
+  // embedded catalogue (compiled in; tests/test_hostile.cpp reads the same files through the full
+  // boundary as a --data directory). Keeps start-up at the cost of parsing alone.
+  struct TrustedInput {
+    TrustedInput();
+    ~TrustedInput();
+    TrustedInput(const TrustedInput&) = delete;
+    TrustedInput& operator=(const TrustedInput&) = delete;
+  };
   // The tree walk of parse() for a tree loaded elsewhere (one document of a manifest).
   void check_tree(const YAML::Node& root, bool duplicate_keys_allowed = false) const;
 
