@@ -8,6 +8,7 @@
 #include <k3plan/compiled.hpp>
 #include <k3plan/embedded.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/input_file.hpp>
 #include <sstream>
 
 #include <k3plan/yaml_reader.hpp>
@@ -374,6 +375,7 @@ Catalogue Catalogue::embedded() {
   compiled::load_or_read(
       "catalogue", c,
       [](Catalogue& x) {
+        const YamlReader::TrustedInput trusted;  // compiled-in data: the input limits are tested, not paid at every read
         // catalogue entries only; other embedded files (validation cases, perf calibration) are
         // read by the commands that use them
         for (const auto& f : embedded_files()) {
@@ -389,20 +391,37 @@ Catalogue Catalogue::embedded() {
 }
 
 namespace {
-std::string read_file(const fs::path& p) {
+std::string read_file(const fs::path& p, const char* what = "catalogue file") { return read_input_file(p.string(), what); }
+
+constexpr int kMaxDataDepth = 16;             // sub-directory levels under a --data directory
+constexpr std::size_t kMaxDataFiles = 10000;  // YAML files under one --data directory
+
+// The YAML files under dir, sorted; symbolic links to files are read (as files), links to
+// directories are not followed (no loops); every unreadable entry is an error naming it.
+void collect_yaml(const fs::path& dir, int depth, std::vector<fs::path>& files) {
+  if (depth > kMaxDataDepth) throw InputError(fmt::format("--data {}: nested deeper than {} directories", dir.string(), kMaxDataDepth));
   std::error_code ec;
-  if (!fs::exists(p, ec)) throw InputError(fmt::format("{}: no such file", p.string()));
-  if (fs::is_directory(p, ec)) throw InputError(fmt::format("{}: is a directory", p.string()));
-  const auto size = fs::file_size(p, ec);
-  if (ec) throw InputError(fmt::format("{}: cannot read: {}", p.string(), ec.message()));
-  if (size > 64u * 1024u * 1024u) throw InputError(fmt::format("{}: file too large ({} bytes; limit 64 MiB)", p.string(), size));
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open", p.string()));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  if (text.find('\0') != std::string::npos) throw InputError(fmt::format("{}: binary data, not a text file", p.string()));
-  return text;
+  fs::directory_iterator it(dir, ec), end;
+  if (ec) throw InputError(fmt::format("--data {}: cannot read directory: {}", dir.string(), ec.message()));
+  for (; it != end; it.increment(ec)) {
+    if (ec) throw InputError(fmt::format("--data {}: cannot read directory: {}", dir.string(), ec.message()));
+    const fs::path p = it->path();
+    const auto lst = it->symlink_status(ec);
+    if (ec) throw InputError(fmt::format("--data {}: {}", p.string(), ec.message()));
+    if (fs::is_directory(lst)) {
+      collect_yaml(p, depth + 1, files);
+      continue;
+    }
+    const auto ext = p.extension().string();
+    if (ext != ".yaml" && ext != ".yml") continue;
+    if (fs::is_symlink(lst)) {
+      const auto st = fs::status(p, ec);
+      if (ec || !fs::exists(st)) throw InputError(fmt::format("--data {}: broken or looping symbolic link", p.string()));
+      if (fs::is_directory(st)) continue;  // a link to a directory named *.yaml: not followed
+    }
+    files.push_back(p);  // read_input_file refuses FIFOs, devices and sockets by name
+    if (files.size() > kMaxDataFiles) throw InputError(fmt::format("--data {}: more than {} YAML files", dir.string(), kMaxDataFiles));
+  }
 }
 }  // namespace
 
@@ -410,10 +429,7 @@ void Catalogue::add_directory(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw InputError(fmt::format("--data {}: not a directory", dir));
   std::vector<fs::path> files;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    const auto ext = it->path().extension().string();
-    if (it->is_regular_file() && (ext == ".yaml" || ext == ".yml")) files.push_back(it->path());
-  }
+  collect_yaml(dir, 0, files);
   std::sort(files.begin(), files.end());
   for (const auto& f : files) add_text(read_file(f), f.string());
 }
@@ -463,6 +479,20 @@ const Model& Catalogue::model(const std::string& id_or_alias) const {
       hint.empty() ? " (run `k3plan models`, or pass a model YAML or a config.json)" : fmt::format("; did you mean '{}'?", hint)));
 }
 
+namespace {
+// A config.json whose field has the wrong JSON type (a string where a number belongs) is bad input,
+// not an internal error.
+Model import_checked(const std::string& text, const std::string& origin, const std::string& quant) {
+  try {
+    return import_hf_config(text, origin, quant);
+  } catch (const nlohmann::json::exception& e) {
+    std::string msg = e.what();
+    if (const auto at = msg.find("] "); at != std::string::npos) msg = msg.substr(at + 2);
+    throw InputError(fmt::format("{}: a field has the wrong JSON type: {}", origin, msg));
+  }
+}
+}  // namespace
+
 Model resolve_model(const Catalogue& cat, const std::string& spec) {
   if (spec.empty()) throw InputError("--model: empty value");
   if (const Model* m = cat.find_model(spec)) return *m;
@@ -473,9 +503,9 @@ Model resolve_model(const Catalogue& cat, const std::string& spec) {
       const auto cfg = p / "config.json";
       if (!fs::exists(cfg, ec)) throw InputError(fmt::format("{}: directory holds no config.json", spec));
       const auto q = p / "hf_quant_config.json";
-      return import_hf_config(read_file(cfg), cfg.string(), fs::exists(q, ec) ? read_file(q) : "");
+      return import_checked(read_file(cfg, "config.json"), cfg.string(), fs::exists(q, ec) ? read_file(q, "hf_quant_config.json") : "");
     }
-    const std::string text = read_file(p);
+    const std::string text = read_file(p, "model file");
     const auto ext = p.extension().string();
     if (ext == ".json") {
       auto q = p.parent_path() / "hf_quant_config.json";
@@ -485,7 +515,7 @@ Model resolve_model(const Catalogue& cat, const std::string& spec) {
         const auto sib = p.parent_path() / (stem.substr(0, stem.size() - 12) + "_hf_quant_config.json");
         if (fs::exists(sib, ec)) q = sib;
       }
-      return import_hf_config(text, p.string(), fs::exists(q, ec) && q != p ? read_file(q) : "");
+      return import_checked(text, p.string(), fs::exists(q, ec) && q != p ? read_file(q, "hf_quant_config.json") : "");
     }
     return parse_model_yaml(text, p.string());
   }

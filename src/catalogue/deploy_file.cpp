@@ -9,6 +9,7 @@
 #include <k3plan/deploy.hpp>
 #include <k3plan/engine_version.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/input_file.hpp>
 #include <k3plan/units.hpp>
 #include <set>
 
@@ -66,9 +67,20 @@ std::string yaml_quote(const std::string& s) {
 
 namespace {
 
+// yaml-cpp marks count bytes; findings (and SARIF, columnKind unicodeCodePoints) count code points.
+thread_local const std::vector<std::string>* t_lines = nullptr;
+
 SourcePos at(const std::string& file, const YAML::Node& n) {
-  if (!n.IsDefined()) return {file, 1, 1};
-  return {file, n.Mark().line + 1, n.Mark().column + 1};
+  if (!n.IsDefined() || n.Mark().is_null()) return {file, 1, 1};
+  int column = n.Mark().column + 1;
+  if (t_lines && n.Mark().line >= 0 && static_cast<std::size_t>(n.Mark().line) < t_lines->size()) {
+    const std::string& l = (*t_lines)[static_cast<std::size_t>(n.Mark().line)];
+    int cp = 1;
+    for (std::size_t b = 0; b < l.size() && b + 1 < static_cast<std::size_t>(column); ++b)
+      cp += (static_cast<unsigned char>(l[b]) & 0xC0) != 0x80;
+    column = cp;
+  }
+  return {file, n.Mark().line + 1, column};
 }
 
 struct Reader {
@@ -165,9 +177,18 @@ struct Reader {
 
 
 Deployment parse_deployment(const std::string& text, const std::string& origin, std::vector<Finding>& findings) {
-  if (text.find('\0') != std::string::npos) throw InputError(fmt::format("{}: binary data, not a YAML file", origin));
   YamlReader yr(origin);
-  const YAML::Node root = yr.parse(text);
+  const YAML::Node root = yr.parse(text, true);  // duplicate keys: reported below as schema/duplicate-key
+  std::vector<std::string> lines;
+  for (std::size_t b = 0, e = 0; b <= text.size(); b = e + 1) {
+    e = text.find('\n', b);
+    if (e == std::string::npos) e = text.size();
+    lines.push_back(text.substr(b, e - b));
+  }
+  struct Lines {  // code-point columns for this parse, restored however it exits
+    explicit Lines(const std::vector<std::string>* l) { t_lines = l; }
+    ~Lines() { t_lines = nullptr; }
+  } use_lines(&lines);
   if (!root.IsMap()) throw InputError(fmt::format("{}: expected a mapping (a deployment file; see examples/)", origin));
   Deployment d;
   d.file = origin;
@@ -283,8 +304,9 @@ struct Token {
 };
 
 // POSIX-shell-like word splitting: quotes, backslash escapes, backslash-newline continuations,
-// comments. No expansion: `$(...)` stays literal text.
-std::vector<Token> split_words(const std::string& s) {
+// comments. No expansion: `$(...)` stays literal text. Columns count code points (as SARIF's
+// columnKind says); an unterminated quote is unreadable input, located at the opening quote.
+std::vector<Token> split_words(const std::string& s, const std::string& origin) {
   std::vector<Token> out;
   Token cur;
   bool in_word = false;
@@ -294,9 +316,12 @@ std::vector<Token> split_words(const std::string& s) {
     if (c == '\n') {
       ++line;
       col = 1;
-    } else {
+    } else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) {  // UTF-8 continuation bytes take no column
       ++col;
     }
+  };
+  auto unterminated = [&](char quote, int at_line, int at_col) {
+    throw InputError(fmt::format("{}:{}:{}: unterminated {} quote", origin, at_line, at_col, quote == '\'' ? "single" : "double"));
   };
   auto start = [&]() {
     if (!in_word) {
@@ -335,16 +360,19 @@ std::vector<Token> split_words(const std::string& s) {
     }
     start();
     if (c == '\'') {
+      const int ql = line, qc = col;
       advance(c);
       ++i;
       while (i < s.size() && s[i] != '\'') {
         cur.text += s[i];
         advance(s[i++]);
       }
-      if (i < s.size()) advance(s[i++]);
+      if (i >= s.size()) unterminated(c, ql, qc);
+      advance(s[i++]);
       continue;
     }
     if (c == '"') {
+      const int ql = line, qc = col;
       advance(c);
       ++i;
       while (i < s.size() && s[i] != '"') {
@@ -354,7 +382,8 @@ std::vector<Token> split_words(const std::string& s) {
         cur.text += s[i];
         advance(s[i++]);
       }
-      if (i < s.size()) advance(s[i++]);
+      if (i >= s.size()) unterminated(c, ql, qc);
+      advance(s[i++]);
       continue;
     }
     if (c == '\\' && i + 1 < s.size()) {
@@ -371,9 +400,9 @@ std::vector<Token> split_words(const std::string& s) {
 }  // namespace
 
 Deployment parse_launch_command(const std::string& text, const std::string& origin, std::vector<Finding>& findings) {
-  if (text.find('\0') != std::string::npos) throw InputError(fmt::format("{}: binary data, not a command line", origin));
   if (text.size() > (1u << 20)) throw InputError(fmt::format("{}: command line longer than 1 MiB", origin));
-  const auto words = split_words(text);
+  check_text(text, origin, "command line");  // NUL bytes, invalid UTF-8
+  const auto words = split_words(text, origin);
   // find the engine invocation: `vllm serve` or `-m sglang.launch_server`
   Deployment d;
   d.file = origin;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <k3plan/catalogue.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/input_file.hpp>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -29,8 +30,8 @@ struct Cfg {
       const auto& v = j[k];
       if (!v.is_number()) throw InputError(fmt::format("{}: field '{}': expected a number", origin, k));
       const double x = v.get<double>();
-      if (!std::isfinite(x) || x < 0 || x > 1e12 || x != std::floor(x))
-        throw InputError(fmt::format("{}: field '{}': {} is not a valid size", origin, k, v.dump()));
+      if (!std::isfinite(x) || x < 0 || x > 2147483647.0 || x != std::floor(x))  // every count is an int downstream (no wrap at 2^32)
+        throw InputError(fmt::format("{}: field '{}': {} is not a valid size (a whole number in [0, 2147483647])", origin, k, v.dump()));
       return static_cast<std::int64_t>(x);
     }
     if (required) throw InputError(fmt::format("{}: field '{}': missing", origin, *keys.begin()));
@@ -50,6 +51,17 @@ std::string dtype_of(const std::string& s) {
 
 void apply_quantization(Model& m, const json& q, const std::string& origin) {
   if (!q.is_object()) return;
+  check_json_types(q,
+                   {{"quant_method", JsonType::string},
+                    {"format", JsonType::string},
+                    {"quant_algo", JsonType::string},
+                    {"bits", JsonType::integer},
+                    {"group_size", JsonType::integer},
+                    {"config_groups", JsonType::object},
+                    {"ignore", JsonType::array},
+                    {"modules_to_not_convert", JsonType::array},
+                    {"weight_block_size", JsonType::array}},
+                   origin, "quantization_config");
   const std::string method = q.value("quant_method", std::string());
   auto ignored = [&](const std::string& needle) {
     for (const char* key : {"ignore", "modules_to_not_convert", "ignored_layers"}) {
@@ -233,11 +245,21 @@ std::vector<std::string> fill_family_defaults(nlohmann::json& t, const nlohmann:
 Model import_hf_config(const std::string& json_text, const std::string& origin, const std::string& hf_quant_config) {
   json root;
   try {
-    root = json::parse(python_json_to_json(json_text));
+    root = parse_json_input(python_json_to_json(json_text), origin);  // duplicate keys, 1e400, nesting: located errors
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("{}: malformed JSON at byte {}: {}", origin, e.byte, e.what()));
   }
   if (!root.is_object()) throw InputError(fmt::format("{}: expected a JSON object", origin));
+  // field types the reader below relies on (wrong types: located input errors, not library exceptions)
+  using T = JsonType;
+  const auto config_types = {
+      JsonField{"model_type", T::string},          JsonField{"torch_dtype", T::string},    JsonField{"dtype", T::string},
+      JsonField{"_name_or_path", T::string},       JsonField{"text_config", T::object},    JsonField{"quantization_config", T::object},
+      JsonField{"rope_scaling", T::object},        JsonField{"layer_types", T::array},     JsonField{"architectures", T::array},
+      JsonField{"compress_ratios", T::array},      JsonField{"mlp_only_layers", T::array}, JsonField{"hybrid_override_pattern", T::string},
+      JsonField{"tie_word_embeddings", T::boolean}};
+  check_json_types(root, config_types, origin);
+  if (root.contains("text_config")) check_json_types(root["text_config"], config_types, origin, "text_config");
   json tj = root.contains("text_config") && root["text_config"].is_object() ? root["text_config"] : root;
   const std::vector<std::string> filled = fill_family_defaults(tj, root);
   const Cfg c{tj, origin};
@@ -498,7 +520,7 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
   if (q) apply_quantization(m, *q, origin);
   if (!hf_quant_config.empty()) {
     try {
-      const json hq = json::parse(hf_quant_config);
+      const json hq = parse_json_input(hf_quant_config, origin + " (hf_quant_config.json)");
       if (hq.contains("quantization") && hq["quantization"].is_object()) {
         json qq = hq["quantization"];
         qq["quant_method"] = "modelopt";

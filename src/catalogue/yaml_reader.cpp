@@ -4,23 +4,69 @@
 
 #include <cmath>
 #include <k3plan/error.hpp>
+#include <k3plan/input_limits.hpp>
+#include <k3plan/limits.hpp>
 #include <set>
 
 namespace k3plan {
 
-YAML::Node YamlReader::parse(const std::string& text) const {
-  try {
-    YAML::Node root = YAML::Load(text);
-    return root;
-  } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("{}:{}: malformed YAML: {}", origin_, e.mark.line + 1, e.msg));
+namespace {
+
+// After parsing: every map key a plain scalar and unique; the tree, aliases expanded, within the
+// node budget (an anchor used a million times counts a million times: the "billion laughs").
+void walk(const YamlReader& r, const YAML::Node& n, std::size_t& budget, const std::string& field, int depth, bool dup_ok) {
+  if (budget == 0 || --budget == 0)
+    r.fail(n, field.empty() ? "<root>" : field, fmt::format("more than {} YAML nodes once aliases are expanded", limits::kMaxYamlNodes));
+  if (depth > kMaxYamlDepth) r.fail(n, field.empty() ? "<root>" : field, fmt::format("nesting deeper than {} levels", kMaxYamlDepth));
+  if (n.IsMap()) {
+    std::set<std::string> seen;
+    for (const auto& kv : n) {
+      if (!kv.first.IsScalar())
+        r.fail(kv.first, field.empty() ? "<root>" : field, "keys must be plain strings (complex keys are not read)");
+      const std::string key = kv.first.Scalar();
+      const std::string f = field.empty() ? key : field + "." + key;
+      if (!seen.insert(key).second && !dup_ok) r.fail(kv.first, f, "duplicate key");
+      walk(r, kv.second, budget, f, depth + 1, dup_ok);
+    }
+  } else if (n.IsSequence()) {
+    std::size_t i = 0;
+    for (const auto& item : n) walk(r, item, budget, fmt::format("{}[{}]", field, i++), depth + 1, dup_ok);
   }
 }
 
+}  // namespace
+
+namespace {
+thread_local int t_trusted = 0;
+}  // namespace
+
+YamlReader::TrustedInput::TrustedInput() { ++t_trusted; }
+YamlReader::TrustedInput::~TrustedInput() { --t_trusted; }
+
+YAML::Node YamlReader::parse(const std::string& text, bool duplicate_keys_allowed) const {
+  if (t_trusted == 0) check_yaml_limits(text, origin_, limits::kMaxInputBytes, kMaxYamlDepth);  // binary data, invalid UTF-8, size, nesting
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("{}:{}:{}: malformed YAML: {}", origin_, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+  if (t_trusted == 0) check_tree(root, duplicate_keys_allowed);
+  return root;
+}
+
+void YamlReader::check_tree(const YAML::Node& root, bool duplicate_keys_allowed) const {
+  std::size_t budget = limits::kMaxYamlNodes;
+  walk(*this, root, budget, "", 0, duplicate_keys_allowed);
+}
+
 void YamlReader::fail(const YAML::Node& at, const std::string& field, const std::string& msg) const {
-  int line = 0;
-  if (at.IsDefined()) line = at.Mark().line + 1;
-  if (line > 0) throw InputError(fmt::format("{}:{}: field '{}': {}", origin_, line, field, msg));
+  int line = 0, column = 0;
+  if (at.IsDefined() && !at.Mark().is_null()) {
+    line = line_offset_ + at.Mark().line + 1;
+    column = at.Mark().column + 1;
+  }
+  if (line > 0) throw InputError(fmt::format("{}:{}:{}: field '{}': {}", origin_, line, column, field, msg));
   throw InputError(fmt::format("{}: field '{}': {}", origin_, field, msg));
 }
 

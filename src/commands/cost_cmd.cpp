@@ -6,6 +6,7 @@
 #include <k3plan/cost.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/kv.hpp>
+#include <k3plan/output_file.hpp>
 #include <k3plan/params.hpp>
 #include <k3plan/report_html.hpp>
 #include <k3plan/units.hpp>
@@ -213,16 +214,11 @@ Report run_cost(const Catalogue& cat, const CostOptions& o) {
     const double usd_per_output_token = (api.output + ratio * (hit * api.input_cache_hit + (1 - hit) * api.input_cache_miss)) / 1e6;
     const std::string svg =
         cost_chart_svg(rent_month, usd_per_output_token, fmt::format("{}: rent {} GPUs vs API, monthly cost", model.id, base.gpus));
-    const std::string tmp = o.svg_path + ".tmp";
-    {
-      std::ofstream f(tmp, std::ios::binary);
-      if (!f) throw InputError(fmt::format("--svg {}: cannot write", o.svg_path));
-      f << svg;
-      if (!f) throw InputError(fmt::format("--svg {}: write failed", o.svg_path));
+    try {
+      write_file_atomic(o.svg_path, svg);  // exclusive temporary, never a half-written file
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("--svg {}", e.what()));
     }
-    std::error_code ec;
-    std::filesystem::rename(tmp, o.svg_path, ec);  // never a half-written file
-    if (ec) throw InputError(fmt::format("--svg {}: {}", o.svg_path, ec.message()));
     r.notes.push_back("Chart written to " + o.svg_path);
   }
   r.data["model"] = model.id;

@@ -3,44 +3,14 @@
 #include <fstream>
 #include <k3plan/deploy_fit.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/input_limits.hpp>
 #include <k3plan/launch.hpp>
+#include <k3plan/output_file.hpp>
 #include <k3plan/units.hpp>
 
 #include "common.hpp"
 
 namespace k3plan {
-
-namespace {
-
-std::string read_text(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(fmt::format("{}: no such file", path));
-  if (std::filesystem::file_size(path, ec) > 16u * 1024u * 1024u)
-    throw InputError(fmt::format("{}: larger than 16 MiB; not a deployment file", path));
-  std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return text;
-}
-
-// Writes atomically: a temporary file renamed into place, so no half-written file remains.
-void write_file(const std::filesystem::path& p, const std::string& text, bool executable) {
-  const auto tmp = p.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw InputError(fmt::format("{}: cannot write", p.string()));
-    f << text;
-    if (!f) throw InputError(fmt::format("{}: write failed", p.string()));
-  }
-  std::error_code ec;
-  if (executable)
-    std::filesystem::permissions(
-        tmp, std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec | std::filesystem::perms::others_exec,
-        std::filesystem::perm_options::add, ec);
-  std::filesystem::rename(tmp, p, ec);
-  if (ec) throw InputError(fmt::format("{}: {}", p.string(), ec.message()));
-}
-
-}  // namespace
 
 Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
   if (o.emit != "sh" && o.emit != "k8s" && o.emit != "json") {
@@ -51,7 +21,7 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
   Deployment d;
   std::vector<Finding> schema;
   if (!o.file.empty()) {
-    d = parse_deployment(read_text(o.file), o.file, schema);
+    d = parse_deployment(read_yaml_input(o.file, "deployment file"), o.file, schema);
   } else {
     d = o.flags;
     d.file = "<flags>";
@@ -60,15 +30,11 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
     if (d.gpus == 0 && d.nodes == 0) throw InputError("launch: -n GPUS (or --nodes) is required");
   }
   Report r;
+  // a deployment file with schema errors is bad input (exit 2), as `check` reads it: the first error, located
   for (const auto& f : schema)
     if (f.severity == "error")
-      r.notes.push_back(fmt::format("{}:{}:{}: error: {} [{}]", f.pos.file, f.pos.line, f.pos.column, f.message, f.rule));
-  if (!r.notes.empty()) {
-    r.exit_code = 1;
-    r.data = {{"emitted", false}, {"reasons", r.notes}};
-    r.notes.insert(r.notes.begin(), "launch refused: the deployment file has errors (run `k3plan check` for all findings)");
-    return r;
-  }
+      throw InputError(fmt::format("{}:{}:{}: {} [{}] (run `k3plan check {}` for all findings)", f.pos.file, f.pos.line, f.pos.column,
+                                   f.message, f.rule, f.pos.file));
   const DeploymentFit df = fit_deployment(cat, d);
   const FitResult& f = df.fit;
   if (const KvDtypeArg kv = engine_kv_dtype(flag_release(d.engine, d.engine_version), d.kv_dtype, df.model.dtype); !kv.error.empty()) {
@@ -133,19 +99,17 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
     std::filesystem::create_directories(o.out_dir, ec);
     if (ec) throw InputError(fmt::format("--out {}: {}", o.out_dir, ec.message()));
     const std::filesystem::path dir(o.out_dir);
+    std::vector<OutputFile> files;  // staged complete before any replaces an old one
     if (o.emit == "sh") {
-      for (const auto& c : plan.nodes_cmd) {
-        const auto p = dir / fmt::format("node-{}.sh", c.rank);
-        write_file(p, emit_shell(plan, c.rank), true);
-        r.notes.push_back("wrote " + p.string());
-      }
+      for (const auto& c : plan.nodes_cmd)
+        files.push_back({(dir / fmt::format("node-{}.sh", c.rank)).string(), emit_shell(plan, c.rank), true});
     } else if (o.emit == "k8s") {
-      write_file(dir / "lws.yaml", text, false);
-      r.notes.push_back("wrote " + (dir / "lws.yaml").string());
+      files.push_back({(dir / "lws.yaml").string(), text, false});
     } else {
-      write_file(dir / "launch.json", r.data.dump(2) + "\n", false);
-      r.notes.push_back("wrote " + (dir / "launch.json").string());
+      files.push_back({(dir / "launch.json").string(), r.data.dump(2) + "\n", false});
     }
+    write_files_atomic(files);
+    for (const auto& fl : files) r.notes.push_back("wrote " + fl.path);
     r.data["files"] = r.notes;
   } else if (o.emit != "json") {
     r.raw_text = text;

@@ -15,6 +15,7 @@
 #include <k3plan/error.hpp>
 #include <k3plan/kv.hpp>
 #include <k3plan/launch.hpp>
+#include <k3plan/output_file.hpp>
 #include <k3plan/params.hpp>
 #include <k3plan/perf.hpp>
 #include <k3plan/perf_cmd.hpp>
@@ -34,23 +35,6 @@ using nlohmann::json;
 FitResult fit_one(const Model& m, const Gpu& g, const EngineSettings& s, int n, std::int64_t context, std::int64_t users) {
   if (n <= 0) return search_fit(m, g, s, context, users);
   return fit_on_gpus(m, g, s, n, context, users);
-}
-
-void write_atomic(const std::filesystem::path& p, const std::string& text, const char* what) {
-  const auto tmp = p.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw InputError(fmt::format("{} {}: cannot write", what, p.string()));
-    f << text;
-    f.flush();
-    if (!f) throw InputError(fmt::format("{} {}: write failed", what, p.string()));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, p, ec);  // never a half-written file
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw InputError(fmt::format("{} {}: {}", what, p.string(), ec.message()));
-  }
 }
 
 std::string today() {
@@ -547,9 +531,10 @@ Report run_report(const Catalogue& cat, const ReportOptions& o) {
   d["charts"] = json::array();
   for (const auto& c : charts) d["charts"].push_back(c.id);
   const std::string html = render_report_html(d, charts);
-  write_atomic(o.out, html, "-o");
+  std::vector<OutputFile> out_files{{o.out, html, false}};  // staged complete before any replaces an old one
   if (!o.svg_dir.empty())
-    for (const auto& c : charts) write_atomic(std::filesystem::path(o.svg_dir) / (c.id + ".svg"), c.svg, "--svg");
+    for (const auto& c : charts) out_files.push_back({(std::filesystem::path(o.svg_dir) / (c.id + ".svg")).string(), c.svg, false});
+  write_files_atomic(out_files);
 
   // --- the terminal view -------------------------------------------------------------------------
   Table t{fmt::format("{}: {} users at {} tokens, {}", m.id, o.users, format_context(context), to_string(s.engine)),

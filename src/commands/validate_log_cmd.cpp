@@ -11,6 +11,7 @@
 #include <k3plan/deploy.hpp>
 #include <k3plan/engine_log.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/input_file.hpp>
 #include <k3plan/units.hpp>
 #include <k3plan/validate.hpp>
 #include <sstream>
@@ -21,15 +22,7 @@ namespace k3plan {
 
 namespace {
 
-std::string read_log(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
-  if (s.size() > 64u * 1024u * 1024u) throw InputError(fmt::format("{}: file too large (limit 64 MiB)", path));
-  return s;
-}
+std::string read_log(const std::string& path) { return read_input_file(path, "engine log", limits::kMaxLogBytes); }
 
 std::string lower(std::string s) {
   for (auto& c : s)

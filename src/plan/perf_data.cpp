@@ -7,6 +7,7 @@
 #include <fstream>
 #include <k3plan/embedded.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/input_file.hpp>
 #include <k3plan/perf_data.hpp>
 #include <map>
 #include <optional>
@@ -109,13 +110,8 @@ std::vector<std::string> factor_lines(const std::string& key, const std::map<std
 
 }  // namespace
 
-std::string read_text_file(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{} {}: cannot read", what, path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// through the one input boundary (regular files only, size cap, UTF-8): catalogue/input_file.hpp
+std::string read_text_file(const std::string& path, const char* what) { return read_input_file(path, what); }
 
 EfficiencyTable parse_efficiency(const std::string& text, const std::string& origin) {
   YamlReader r(origin);

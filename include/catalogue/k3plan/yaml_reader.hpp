@@ -13,10 +13,25 @@ namespace k3plan {
 
 class YamlReader {
  public:
-  explicit YamlReader(std::string origin) : origin_(std::move(origin)) {}
+  // line_offset: lines before this text in its file (one document of a multi-document file).
+  explicit YamlReader(std::string origin, int line_offset = 0) : origin_(std::move(origin)), line_offset_(line_offset) {}
 
-  // Parses text; malformed YAML becomes an InputError with the line.
-  YAML::Node parse(const std::string& text) const;
+  // Parses text through the input limits (check_yaml_limits: size, binary data, UTF-8, nesting),
+  // then walks the tree: keys must be plain scalars, unique (unless the caller reports duplicates
+  // itself, as the deployment reader does), and the tree within limits::kMaxYamlNodes once aliases
+  // are expanded. Every failure is an InputError naming file:line:column and the field.
+  YAML::Node parse(const std::string& text, bool duplicate_keys_allowed = false) const;
+  // While one lives on this thread, parse() skips the input limits and the tree walk: only for the
+  // embedded catalogue (compiled in; tests/test_hostile.cpp reads the same files through the full
+  // boundary as a --data directory). Keeps start-up at the cost of parsing alone.
+  struct TrustedInput {
+    TrustedInput();
+    ~TrustedInput();
+    TrustedInput(const TrustedInput&) = delete;
+    TrustedInput& operator=(const TrustedInput&) = delete;
+  };
+  // The tree walk of parse() for a tree loaded elsewhere (one document of a manifest).
+  void check_tree(const YAML::Node& root, bool duplicate_keys_allowed = false) const;
 
   [[noreturn]] void fail(const YAML::Node& at, const std::string& field, const std::string& msg) const;
   void require_map(const YAML::Node& n, const std::string& field) const;
@@ -39,6 +54,7 @@ class YamlReader {
  private:
   double to_number(const YAML::Node& n, const std::string& field) const;
   std::string origin_;
+  int line_offset_ = 0;
 };
 
 }  // namespace k3plan

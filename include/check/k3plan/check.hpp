@@ -1,15 +1,16 @@
 #pragma once
 // `k3plan check`: a CI gate for deployment configs. Reads deployment YAML files, vLLM / SGLang
-// command lines (or scripts holding one) and LeaderWorkerSet manifests, runs every rule on them
-// (schema, engine layout rules, memory through the same code as `fit`, model correctness, budget)
-// and reports findings with file:line:column as text, JSON or SARIF 2.1.0.
+// command lines (or scripts holding one) and LeaderWorkerSet manifests, runs every rule of the
+// rule table (check_rules.hpp: schema, engine layout rules, memory through the same code as `fit`,
+// model correctness, budget) and reports findings with file:line:column as text, JSON or SARIF 2.1.0.
 //
 // Exit codes: 0 no errors; 1 errors (or warnings with --strict); 2 unreadable input (InputError:
 // missing file, binary data, over the size cap, nesting too deep, malformed YAML, duplicate keys,
-// numbers that no plan could hold).
-#include <cstddef>
+// numbers that no plan could hold; the limits are input_limits.hpp's).
 #include <k3plan/catalogue.hpp>
 #include <k3plan/deploy.hpp>
+#include <k3plan/input_limits.hpp>
+#include <k3plan/manifest.hpp>
 #include <k3plan/report.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -27,18 +28,10 @@ struct CheckOptions {
   std::string format_hint;             // "sarif": Report.data is a SARIF 2.1.0 log
 };
 
+// The command: options -> check_inputs -> Report (src/commands/check_cmd.cpp).
 Report run_check(const Catalogue& cat, const CheckOptions& o);
 
-// --- building blocks (exposed for tests and the fuzzer) ----------------------------------------
-
-inline constexpr std::size_t kMaxDeploymentBytes = 16u * 1024u * 1024u;  // 16 MiB
-inline constexpr int kMaxYamlDepth = 256;
-
-// Rejects (InputError, one line) text that is not worth handing to a YAML parser: NUL bytes or
-// other binary data, invalid UTF-8, more than `max_bytes`, or nesting (flow brackets, block
-// indentation, compact "- - -" sequences) deeper than `max_depth`.
-void check_yaml_limits(const std::string& text, const std::string& origin, std::size_t max_bytes = kMaxDeploymentBytes,
-                       int max_depth = kMaxYamlDepth);
+// --- the library (src/check/) ------------------------------------------------------------------
 
 // What a checked input was read from.
 enum class InputKind { deployment, command, manifest };
@@ -53,17 +46,19 @@ struct CheckTarget {
   SourcePos anchor;      // where findings without a field of their own point
 };
 
-// Reads every LeaderWorkerSet in a manifest (multi-document YAML; other kinds are skipped).
-// Positions point into the manifest. `gpu` (may be empty) is used when no node selector names one.
-std::vector<CheckTarget> parse_lws_manifest(const Catalogue& cat, const std::string& text, const std::string& origin,
-                                            const std::string& gpu, std::vector<Finding>& findings);
+struct CheckResult {
+  std::vector<Finding> findings;  // every input's, each input's in file order
+  nlohmann::json inputs;          // per input: file, kind, engine, model, gpu and the figures the rules computed
+};
 
-// Runs every rule on one target; appends findings. `summary` (may be null) gets the figures.
-void check_target(const Catalogue& cat, const CheckTarget& t, std::vector<Finding>& findings, nlohmann::json* summary);
+// Reads and checks every input of `o` (unreadable input: InputError).
+CheckResult check_inputs(const Catalogue& cat, const CheckOptions& o);
 
 // Renderings: one compiler-style line per finding (`file:line:col: severity: message [rule]`),
-// and a SARIF 2.1.0 log.
+// and a SARIF 2.1.0 log listing every rule of the table.
 std::string finding_line(const Finding& f);
 nlohmann::json sarif_log(const std::vector<Finding>& findings);
+// Control characters as \n, \r, \t, \xNN: a message or path stays on one line.
+std::string escape_control(const std::string& s);
 
 }  // namespace k3plan

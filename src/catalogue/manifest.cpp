@@ -1,0 +1,387 @@
+// LeaderWorkerSet manifests read back for `k3plan check --manifest` (manifest.hpp).
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <k3plan/error.hpp>
+#include <k3plan/input_limits.hpp>
+#include <k3plan/manifest.hpp>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "yaml_reader.hpp"
+
+namespace k3plan {
+
+namespace {
+
+std::size_t leading_spaces(const std::string& line) {
+  std::size_t i = 0;
+  while (i < line.size() && line[i] == ' ') ++i;
+  return i;
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool contains(const std::string& s, const char* needle) { return s.find(needle) != std::string::npos; }
+
+// yaml-cpp: a missing key of a const node is an invalid ("zombie") node whose IsMap() & co. throw;
+// these accessors never throw.
+bool defined(const YAML::Node& n) { return n.IsDefined(); }
+bool is_map(const YAML::Node& n) { return n.IsDefined() && n.IsMap(); }
+bool is_seq(const YAML::Node& n) { return n.IsDefined() && n.IsSequence(); }
+bool is_scalar(const YAML::Node& n) { return n.IsDefined() && n.IsScalar(); }
+YAML::Node child(const YAML::Node& n, const char* key) {
+  if (!is_map(n)) return YAML::Node(YAML::NodeType::Undefined);
+  const YAML::Node c = n[key];
+  if (!c.IsDefined()) return YAML::Node(YAML::NodeType::Undefined);
+  return c;
+}
+
+// A manifest is loaded one document at a time (see parse_lws_manifest); marks are relative to the
+// document, this is the 0-based file line where the current document starts.
+thread_local int t_doc_line = 0;
+
+SourcePos node_pos(const std::string& file, const YAML::Node& n) {
+  if (!n.IsDefined()) return {file, t_doc_line + 1, 1};
+  return {file, t_doc_line + n.Mark().line + 1, n.Mark().column + 1};
+}
+
+// Maps positions inside a command string taken from a YAML scalar back to the manifest.
+struct ScriptMap {
+  std::string file;
+  int line = 1;    // 1-based line of the scalar (block scalar: of its indicator)
+  int column = 1;  // 1-based column of the scalar's first character
+  bool block = false;
+  int indent = 0;  // block scalar content indentation
+  bool quoted = false;
+
+  SourcePos map(const SourcePos& p) const {
+    if (p.line < 1) return {file, line, column};
+    if (block) return {file, line + p.line, indent + p.column};
+    if (p.line == 1) return {file, line, column + (quoted ? 1 : 0) + p.column - 1};
+    return {file, line + p.line - 1, p.column};
+  }
+};
+
+ScriptMap script_map(const std::string& file, const std::vector<std::string>& lines, const YAML::Node& n) {
+  ScriptMap m;
+  m.file = file;
+  m.line = t_doc_line + n.Mark().line + 1;
+  m.column = n.Mark().column + 1;
+  const std::size_t li = static_cast<std::size_t>(std::max(0, t_doc_line + n.Mark().line));
+  const std::size_t ci = static_cast<std::size_t>(std::max(0, n.Mark().column));
+  if (li < lines.size() && ci < lines[li].size()) {
+    const char c = lines[li][ci];
+    m.quoted = c == '"' || c == '\'';
+    m.block = c == '|' || c == '>';
+  }
+  if (m.block) {
+    for (std::size_t k = li + 1; k < lines.size(); ++k) {
+      const std::size_t ind = leading_spaces(lines[k]);
+      if (ind < lines[k].size() && lines[k][ind] != '\r') {
+        m.indent = static_cast<int>(ind);
+        break;
+      }
+    }
+  }
+  return m;
+}
+
+// Kubernetes expands $(VAR) in command/args from the container's environment ($$(VAR) stays
+// literal); a `sh -c` script expands ${VAR} and $VAR. LWS injects LWS_LEADER_ADDRESS,
+// LWS_GROUP_SIZE and LWS_WORKER_INDEX (0 on the leader).
+std::string expand_vars(const std::string& s, const std::map<std::string, std::string>& env) {
+  std::string o;
+  for (std::size_t i = 0; i < s.size();) {
+    if (s[i] == '$' && i + 1 < s.size() && s[i + 1] == '$' && i + 2 < s.size() && s[i + 2] == '(') {
+      o += "$(";
+      i += 3;
+      continue;
+    }
+    if (s[i] == '$' && i + 1 < s.size() && (s[i + 1] == '(' || s[i + 1] == '{')) {
+      const char close = s[i + 1] == '(' ? ')' : '}';
+      const auto end = s.find(close, i + 2);
+      if (end != std::string::npos) {
+        const auto it = env.find(s.substr(i + 2, end - i - 2));
+        if (it != env.end()) {
+          o += it->second;
+          i = end + 1;
+          continue;
+        }
+      }
+    } else if (s[i] == '$' && i + 1 < s.size() && (std::isalpha(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '_')) {
+      std::size_t end = i + 1;
+      while (end < s.size() && (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_')) ++end;
+      const auto it = env.find(s.substr(i + 1, end - i - 1));
+      if (it != env.end()) {
+        o += it->second;
+        i = end;
+        continue;
+      }
+    }
+    o += s[i++];
+  }
+  return o;
+}
+
+bool runs_engine(const std::string& s) {
+  return (contains(s, "vllm") && (contains(s, "serve") || contains(s, "api_server"))) || contains(s, "sglang.launch_server") ||
+         contains(s, "sglang_router.launch_server");
+}
+
+// GPUs a container requests: resources.limits (or requests) nvidia.com/gpu / amd.com/gpu.
+std::optional<double> container_gpus(const YAML::Node& c) {
+  const YAML::Node res = child(c, "resources");
+  for (const char* section : {"limits", "requests"}) {
+    const YAML::Node s = child(res, section);
+    for (const char* key : {"nvidia.com/gpu", "amd.com/gpu"}) {
+      const YAML::Node g = child(s, key);
+      if (!is_scalar(g)) continue;
+      char* end = nullptr;
+      const double v = std::strtod(g.Scalar().c_str(), &end);
+      if (end != g.Scalar().c_str() && *end == '\0' && std::isfinite(v)) return v;
+      return -1.0;
+    }
+  }
+  return std::nullopt;
+}
+
+// A GPU named by a node selector (nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3,
+// cloud.google.com/gke-accelerator: nvidia-h100-80gb), if the catalogue knows it.
+std::string selector_gpu(const Catalogue& cat, const YAML::Node& pod_spec) {
+  const YAML::Node sel = child(pod_spec, "nodeSelector");
+  for (const char* key : {"nvidia.com/gpu.product", "cloud.google.com/gke-accelerator", "amd.com/gpu.product", "amd.com/gpu.device-id"}) {
+    const YAML::Node v = child(sel, key);
+    if (!is_scalar(v)) continue;
+    const std::string raw = lower(v.Scalar());
+    std::string spaced = raw;
+    for (auto& c : spaced)
+      if (c == '-' || c == '_') c = ' ';
+    std::vector<std::string> tries{raw, spaced};
+    for (const char* prefix : {"nvidia-", "amd-", "nvidia ", "amd "}) {
+      if (raw.rfind(prefix, 0) == 0) tries.push_back(raw.substr(std::string(prefix).size()));
+      if (spaced.rfind(prefix, 0) == 0) tries.push_back(spaced.substr(std::string(prefix).size()));
+    }
+    for (const auto& t : tries) {
+      try {
+        return cat.gpu(t).id;
+      } catch (const InputError&) {
+      }
+    }
+  }
+  return "";
+}
+
+struct EngineContainer {
+  YAML::Node container;
+  std::string script;  // the command text handed to parse_launch_command
+  ScriptMap map;
+  bool exec_form = false;
+  SourcePos pos;
+};
+
+std::optional<EngineContainer> find_engine_container(const std::string& file, const std::vector<std::string>& lines,
+                                                     const YAML::Node& pod_spec, const std::map<std::string, std::string>& lws_env) {
+  const YAML::Node containers = child(pod_spec, "containers");
+  if (!is_seq(containers)) return std::nullopt;
+  for (const auto& item : containers) {
+    const YAML::Node& c = item;
+    if (!is_map(c)) continue;
+    std::vector<YAML::Node> parts;
+    for (const char* key : {"command", "args"}) {
+      const YAML::Node n = child(c, key);
+      if (is_seq(n)) {
+        for (const auto& e : n)
+          if (is_scalar(e)) parts.push_back(e);
+      } else if (is_scalar(n)) {
+        parts.push_back(n);
+      }
+    }
+    std::string all;
+    for (const auto& p : parts) all += p.Scalar() + " ";
+    if (!runs_engine(all)) continue;
+    std::map<std::string, std::string> env = lws_env;
+    for (const auto& e : is_seq(child(c, "env")) ? child(c, "env") : YAML::Node(YAML::NodeType::Sequence))
+      if (is_scalar(child(e, "name")) && is_scalar(child(e, "value")) && !lws_env.count(child(e, "name").Scalar()))
+        env[child(e, "name").Scalar()] = child(e, "value").Scalar();
+    EngineContainer ec;
+    ec.container = c;
+    ec.pos = node_pos(file, c);
+    // `sh -c SCRIPT`: the script is one scalar; otherwise the exec form, one word per element
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+      if (parts[i].Scalar() == "-c" && runs_engine(parts[i + 1].Scalar())) {
+        ec.script = expand_vars(parts[i + 1].Scalar(), env);
+        ec.map = script_map(file, lines, parts[i + 1]);
+        return ec;
+      }
+    }
+    for (const auto& p : parts)
+      if (runs_engine(p.Scalar()) && p.Scalar().find_first_of(" \n") != std::string::npos) {  // one element holds the whole line
+        ec.script = expand_vars(p.Scalar(), env);
+        ec.map = script_map(file, lines, p);
+        return ec;
+      }
+    ec.exec_form = true;
+    for (const auto& p : parts) ec.script += shell_quote(expand_vars(p.Scalar(), env)) + " ";
+    ec.map.file = file;
+    ec.map.line = ec.pos.line;
+    ec.map.column = ec.pos.column;
+    return ec;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<LwsGroup> parse_lws_manifest(const Catalogue& cat, const std::string& text, const std::string& origin, const std::string& gpu,
+                                         std::vector<Finding>& findings) {
+  check_yaml_limits(text, origin);
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(text);
+    std::string l;
+    while (std::getline(in, l)) lines.push_back(l);
+  }
+  // One YAML::Load per document, the other documents' lines blanked so marks stay file positions.
+  // (YAML::LoadAll is not used: yaml-cpp 0.7 loops forever on some malformed input, e.g. "!,".)
+  std::vector<std::size_t> starts{0};
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    if (i > 0 && l.rfind("---", 0) == 0 && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r')) starts.push_back(i);
+  }
+  if (starts.size() > 256) throw InputError(fmt::format("{}: {} YAML documents; a manifest file holds a handful", origin, starts.size()));
+  std::vector<YAML::Node> docs;
+  for (std::size_t k = 0; k < starts.size(); ++k) {
+    const std::size_t end = k + 1 < starts.size() ? starts[k + 1] : lines.size();
+    std::string piece;
+    for (std::size_t i = starts[k]; i < end; ++i) piece += lines[i] + '\n';
+    try {
+      docs.push_back(YAML::Load(piece));
+      YamlReader(origin, static_cast<int>(starts[k])).check_tree(docs.back());  // duplicate keys, complex keys, alias bombs
+    } catch (const YAML::Exception& e) {
+      throw InputError(
+          fmt::format("{}:{}:{}: malformed YAML: {}", origin, static_cast<int>(starts[k]) + e.mark.line + 1, e.mark.column + 1, e.msg));
+    }
+  }
+  struct DocLine {  // restores the document offset however this function exits
+    ~DocLine() { t_doc_line = 0; }
+  } restore;
+  std::vector<LwsGroup> out;
+  auto error = [&](const std::string& rule, const std::string& msg, const YAML::Node& n) {
+    findings.push_back({rule, "error", msg, node_pos(origin, n)});
+  };
+  auto count = [&](const YAML::Node& parent, const char* key, const std::string& field) -> int {
+    const YAML::Node n = child(parent, key);
+    if (!defined(n) || n.IsNull()) return 1;
+    char* end = nullptr;
+    const std::string s = n.IsScalar() ? n.Scalar() : "";
+    const double v = std::strtod(s.c_str(), &end);
+    if (!n.IsScalar() || end == s.c_str() || *end != '\0' || !std::isfinite(v) || v < 1 || v > 10000 || v != std::floor(v)) {
+      error("manifest/structure", fmt::format("'{}' must be a whole number from 1 to 10,000", field), n);
+      return 0;
+    }
+    return static_cast<int>(v);
+  };
+  try {
+    for (std::size_t k = 0; k < docs.size(); ++k) {
+      const YAML::Node& doc = docs[k];
+      t_doc_line = static_cast<int>(starts[k]);
+      if (!is_scalar(child(doc, "kind")) || child(doc, "kind").Scalar() != "LeaderWorkerSet") continue;
+      const YAML::Node spec = child(doc, "spec");
+      if (!is_map(spec)) {
+        error("manifest/structure", "LeaderWorkerSet without a 'spec' mapping", doc);
+        continue;
+      }
+      const YAML::Node lwt = child(spec, "leaderWorkerTemplate");
+      if (!is_map(lwt)) {
+        error("manifest/structure", "missing 'spec.leaderWorkerTemplate'", spec);
+        continue;
+      }
+      LwsGroup t;
+      t.replicas = count(spec, "replicas", "spec.replicas");
+      t.group_size = count(lwt, "size", "spec.leaderWorkerTemplate.size");
+      if (t.replicas == 0 || t.group_size == 0) continue;
+      const YAML::Node worker = child(lwt, "workerTemplate");
+      const YAML::Node leader = child(lwt, "leaderTemplate");
+      if (!is_map(child(worker, "spec"))) {
+        error("manifest/structure", "missing 'spec.leaderWorkerTemplate.workerTemplate.spec'", lwt);
+        continue;
+      }
+      const bool has_leader = is_map(child(leader, "spec"));
+      const YAML::Node pod = has_leader ? child(leader, "spec") : child(worker, "spec");
+      const std::map<std::string, std::string> lws_env{
+          {"LWS_GROUP_SIZE", std::to_string(t.group_size)}, {"LWS_WORKER_INDEX", "0"}, {"LWS_LEADER_ADDRESS", "lws-leader"}};
+      const auto ec = find_engine_container(origin, lines, pod, lws_env);
+      if (!ec) {
+        error("manifest/command",
+              fmt::format("no container in the {} template runs `vllm serve` or `python3 -m sglang.launch_server`",
+                          has_leader ? "leader" : "worker"),
+              pod);
+        continue;
+      }
+      std::vector<Finding> local;
+      Deployment d;
+      try {
+        d = parse_launch_command(ec->script, origin, local);
+      } catch (const InputError& e) {
+        findings.push_back({"manifest/command", "error", e.what(), ec->pos});
+        continue;
+      }
+      const int command_nodes = d.nodes;
+      for (auto& f : local) {
+        f.pos = ec->exec_form ? ec->pos : ec->map.map(f.pos);
+        findings.push_back(f);
+      }
+      for (auto& [field, p] : d.where) p = ec->exec_form ? ec->pos : ec->map.map(p);
+      d.file = origin;
+      t.anchor = d.where.count("model") ? d.where.at("model") : ec->pos;
+      // GPUs per pod, leader and workers alike
+      const auto per_pod = container_gpus(ec->container);
+      if (!per_pod || *per_pod < 1 || *per_pod != std::floor(*per_pod) || *per_pod > 1024) {
+        error("manifest/gpus",
+              "the engine container requests no GPUs: set resources.limits nvidia.com/gpu (or amd.com/gpu) to the GPUs per pod",
+              ec->container);
+      } else {
+        t.gpus_per_pod = static_cast<int>(*per_pod);
+        d.where["gpus"] = node_pos(origin, child(ec->container, "resources"));
+      }
+      if (has_leader && t.gpus_per_pod > 0) {
+        const auto wc = find_engine_container(origin, lines, child(worker, "spec"), lws_env);
+        if (wc) {
+          const auto wg = container_gpus(wc->container);
+          if (!wg || *wg != *per_pod)
+            error("manifest/gpus",
+                  fmt::format("worker pods request {} GPUs but the leader requests {}; every pod of a group runs one node's share",
+                              wg ? fmt::format("{}", *wg) : "no", t.gpus_per_pod),
+                  wc->container);
+        }
+      }
+      if (command_nodes > 0 && command_nodes != t.group_size)
+        findings.push_back({"engine/nnodes", "error",
+                            fmt::format("--nnodes {} but the LeaderWorkerSet group has size {} (use --nnodes $(LWS_GROUP_SIZE))",
+                                        command_nodes, t.group_size),
+                            d.pos("nodes")});
+      d.where["nodes"] = node_pos(origin, defined(child(lwt, "size")) ? child(lwt, "size") : lwt);
+      d.nodes = t.group_size;
+      d.gpus = t.gpus_per_pod * t.group_size;
+      d.gpu = gpu.empty() ? selector_gpu(cat, pod) : gpu;
+      if (!d.gpu.empty() && gpu.empty()) d.where["gpu"] = node_pos(origin, child(pod, "nodeSelector"));
+      t.deployment = std::move(d);
+      out.push_back(std::move(t));
+    }
+  } catch (const YAML::Exception& e) {
+    throw InputError(
+        fmt::format("{}:{}:{}: unexpected manifest structure: {}", origin, t_doc_line + e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+  return out;
+}
+
+}  // namespace k3plan
