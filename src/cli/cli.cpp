@@ -151,7 +151,7 @@ Cli::Cli() {
   launch->add_option("--nodes", lo->flags.nodes, "Nodes");
   launch->add_option("--engine", *lo_engine, "sglang or vllm")->capture_default_str();
   launch->add_option("--engine-version", lo->flags.engine_version, "Engine release (default: the newest modelled)");
-  launch->add_option("--context,-c", *lo_context, "Context length (default: the model maximum)");
+  launch->add_option("--context,-c", *lo_context, "Context length (default: model maximum, capped at 32k, as fit)");
   launch->add_option("--users,-u", lo->flags.users, "Concurrent users")->capture_default_str();
   launch->add_option("--kv-dtype", lo->flags.kv_dtype, "KV cache dtype")->capture_default_str();
   launch->add_option("--model-path", lo->flags.model_path, "What the engine loads (default: the model's HF repo)");
@@ -161,9 +161,21 @@ Cli::Cli() {
   launch->add_option("--emit", lo->emit, "sh (one script, node rank as $1; with --out one per node), k8s (LeaderWorkerSet) or json")
       ->capture_default_str();
   launch->add_option("--out,-o", lo->out_dir, "Write the files into this directory");
-  launch->add_option("--image", lo->image, "Container image for --emit k8s");
+  launch->add_option("--image", lo->image, "Container image for --emit k8s (default: the engine's image, pinned to the release)");
+  launch->add_option("--model-pvc", lo->model_pvc, "--emit k8s: PersistentVolumeClaim holding the weights (mounted at /models)");
+  launch->add_option("--model-host-path", lo->model_host_path, "--emit k8s: node directory holding the weights (mounted at /models)");
+  // the layout flags `fit` takes
+  auto* lo_tp = launch->add_option("--tp", lo->flags.layout.tp, "Tensor parallel");
+  auto* lo_ep = launch->add_option("--ep", lo->flags.layout.ep, "Expert parallel");
+  auto* lo_dp = launch->add_option("--dp", lo->flags.layout.dp, "Data parallel");
+  auto* lo_pp = launch->add_option("--pp", lo->flags.layout.pp, "Pipeline parallel");
+  auto* lo_dcp = launch->add_option("--dcp", lo->flags.layout.dcp, "Decode context parallel");
+  auto* lo_dpa = launch->add_flag("--enable-dp-attention", lo->flags.layout.dp_attention, "SGLang DP-attention");
   add_format(launch, global);
-  launch->callback([this, lo, lo_engine, lo_context] {
+  launch->callback([this, lo, lo_engine, lo_context, lo_tp, lo_ep, lo_dp, lo_pp, lo_dcp, lo_dpa] {
+    for (const auto* opt : {lo_tp, lo_ep, lo_dp, lo_pp, lo_dcp, lo_dpa})
+      if (opt->count() > 0) lo->layout_given = true;
+    if (lo_ep->count() > 0) lo->flags.where["parallel.ep"] = {"--ep", 0, 0};  // EP given: vLLM does not derive it
     action = [lo, lo_engine, lo_context](const Catalogue& c) {
       lo->flags.engine = parse_engine(*lo_engine);
       engine_model(lo->flags.engine, lo->flags.engine_version);

@@ -1,11 +1,24 @@
-// Shell scripts and LeaderWorkerSet manifests for a launch plan. Every user string goes through
-// shell_quote / yaml_quote; in Kubernetes args `$(` is escaped as `$$(` so the kubelet does not
-// expand variables hidden in a model path.
+// Shell scripts and LeaderWorkerSet manifests for a launch plan (launch.hpp states the rules that
+// keep them inert). Multi-node layouts follow the engines' own documents:
+// - SGLang: --nnodes / --node-rank / --dist-init-addr, in an LWS from $(LWS_GROUP_SIZE),
+//   $(LWS_WORKER_INDEX) and $(LWS_LEADER_ADDRESS) (sglang docs/references/multi_node_deployment,
+//   "Deploying on Kubernetes with LWS"; LWS docs/examples/sglang).
+// - vLLM data parallel across nodes: one `vllm serve` per node with --data-parallel-size-local L,
+//   --data-parallel-start-rank = node index x L, --data-parallel-address / --data-parallel-rpc-port
+//   of the head, --headless on the others (vllm docs/serving/data_parallel_deployment.md); in an LWS
+//   the start rank is LWS_WORKER_INDEX x L, computed by a fixed `sh -c` wrapper that passes the
+//   argv through "$@" untouched.
+// - vLLM TP/PP across nodes: --nnodes / --node-rank / --master-addr, --headless on the others
+//   (vllm docs/serving/parallelism_scaling.md, native multi-node without Ray).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <k3plan/engine.hpp>
 #include <k3plan/engine_flags.hpp>
+#include <k3plan/error.hpp>
 #include <k3plan/launch.hpp>
 #include <string_view>
 
@@ -15,11 +28,12 @@ namespace {
 
 constexpr std::string_view kHeadAddrVar = "${HEAD_ADDR}";
 
-// Text for a `#` comment: control characters (a newline would end the comment) become spaces.
+// Text for a `#` comment (shell or YAML): printable ASCII only, anything else becomes '?', so no
+// line break of any kind (LF, CR, NEL, U+2028/2029) and no escape sequence reaches the file.
 std::string comment_text(const std::string& s) {
   std::string o = s;
   for (auto& c : o)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
   return o;
 }
 
@@ -35,13 +49,68 @@ std::string shell_word(const std::string& s) {
   return s;
 }
 
-std::string k8s_escape(const std::string& s) {
-  std::string o;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    o += s[i];
-    if (s[i] == '$' && i + 1 < s.size() && s[i + 1] == '(') o += '$';
+// Decodes one UTF-8 sequence at s[i]; returns its length (0 = invalid) and the code point.
+std::size_t utf8_decode(const std::string& s, std::size_t i, std::uint32_t& cp) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  std::size_t n = 0;
+  if (c < 0x80) {
+    cp = c;
+    return 1;
   }
-  return o;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+    cp = c & 0x1Fu;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    cp = c & 0x0Fu;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    cp = c & 0x07u;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0u) != 0x80u) return 0;
+    cp = (cp << 6) | (b(i + k) & 0x3Fu);
+  }
+  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+// A double-quoted YAML scalar holding exactly `s`, written in printable ASCII: '"' and '\'
+// escaped, every other byte outside 0x20-0x7e as \xXX / \uXXXX / \UXXXXXXXX (YAML 1.2 7.3.1).
+// `kubelet`: the value sits in command/args/env, where the kubelet expands $(VAR): '$' -> "$$".
+std::string k8s_scalar(const std::string& s, bool kubelet) {
+  std::string o = "\"";
+  for (std::size_t i = 0; i < s.size();) {
+    std::uint32_t cp = 0;
+    const std::size_t n = utf8_decode(s, i, cp);
+    if (n == 0) throw InputError(fmt::format("launch: invalid UTF-8 at byte {} of '{}'", i, comment_text(s)));
+    i += n;
+    if (cp == '"')
+      o += "\\\"";
+    else if (cp == '\\')
+      o += "\\\\";
+    else if (cp == '$' && kubelet)
+      o += "$$";
+    else if (cp >= 0x20 && cp <= 0x7e)
+      o += static_cast<char>(cp);
+    else if (cp <= 0xff)
+      o += fmt::format("\\x{:02x}", cp);
+    else if (cp <= 0xffff)
+      o += fmt::format("\\u{:04x}", cp);
+    else
+      o += fmt::format("\\U{:08x}", cp);
+  }
+  return o + "\"";
+}
+
+std::string value_after(const std::vector<std::string>& argv, const std::string& flag) {
+  for (std::size_t i = 0; i + 1 < argv.size(); ++i)
+    if (argv[i] == flag) return argv[i + 1];
+  return "";
 }
 
 }  // namespace
@@ -168,83 +237,176 @@ std::string emit_shell(const LaunchPlan& p, int only_rank) {
   return s;
 }
 
-std::string emit_lws(const LaunchPlan& p, const std::string& image, const std::string& gpu_resource) {
+int startup_budget_seconds(double checkpoint_bytes, double pod_weights_bytes) {
+  const double download_s = checkpoint_bytes / 0.5e9;  // assumed 0.5 GB/s per pod from the hub or a network volume
+  const double load_s = pod_weights_bytes / 2e9;       // assumed 2 GB/s from local disk to the GPUs
+  const double fixed_s = 900;                          // assumed: distributed init, torch.compile, CUDA graph capture
+  return static_cast<int>(std::ceil((download_s + load_s + fixed_s) / 60.0)) * 60;
+}
+
+PinnedImage launch_image(Engine e, const std::string& engine_version) {
+  std::string repo = engine_model(e).default_image();
+  if (const auto colon = repo.rfind(':'); colon != std::string::npos) repo.resize(colon);
+  const FlagTable& table = flag_table(e);
+  const FlagRelease rel = table.resolve(engine_version);
+  std::string release = rel.release;
+  if (release.empty()) {
+    // a window id or no version: the newest release read in that window (or in any window)
+    const auto& ws = table.windows();
+    for (auto it = ws.rbegin(); it != ws.rend() && release.empty(); ++it) {
+      if (*it == "main" || (!engine_version.empty() && *it != rel.window)) continue;
+      const std::string range = table.window_range(*it);
+      release = range.substr(range.rfind('-') == std::string::npos ? 0 : range.rfind('-') + 1);
+    }
+  }
+  if (release.empty() || release == "main") return {repo + ":latest", ""};
+  return {repo + ":v" + release, release};
+}
+
+std::string k8s_name(const std::string& id) {
+  std::string name = "k3plan-";
+  for (const char ch : id) {
+    const auto c = static_cast<unsigned char>(ch);
+    const char l = static_cast<char>(std::tolower(c));
+    if (c < 0x80 && std::isalnum(c))
+      name += l;
+    else if (name.back() != '-')
+      name += '-';
+  }
+  if (name.size() > 40) name.resize(40);
+  while (name.back() == '-') name.pop_back();
+  return name;
+}
+
+std::string emit_lws(const LaunchPlan& p, const K8sSpec& k) {
   const Deployment& d = p.deployment;
   const int port = d.port > 0 ? d.port : d.default_port();
-  std::string name = "k3plan-" + p.model_id;
-  for (auto& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') c = '-';
-  if (name.size() > 50) name.resize(50);
-  while (!name.empty() && name.back() == '-') name.pop_back();
-  auto args_for = [&](const NodeCommand& c) {
-    // Replace the head address and ranks with the variables LWS injects
-    std::string o;
+  const std::string name = k8s_name(p.model_id);
+  const int gpus_per_pod = std::min(p.gpus, p.gpus_per_node);
+  auto q = [](const std::string& s) { return k8s_scalar(s, false); };
+  // vLLM data parallel over the pods: the per-worker start rank is LWS_WORKER_INDEX x L
+  const std::string dp_local = value_after(p.nodes_cmd.front().argv, "--data-parallel-size-local");
+  auto command_for = [&](const NodeCommand& c, bool leader) {
+    std::vector<std::string> argv;
+    std::vector<bool> raw;  // written without $$ escaping: the LWS variable references
     for (std::size_t i = 0; i < c.argv.size(); ++i) {
-      std::string a = c.argv[i];
+      const std::string& a = c.argv[i];
       const std::string prev = i > 0 ? c.argv[i - 1] : "";
-      bool raw = false;
+      if (!dp_local.empty() && (a == "--data-parallel-start-rank" || prev == "--data-parallel-start-rank")) continue;
+      std::string v = a;
+      bool r = false;
       if (prev == "--node-rank") {
-        a = "$(LWS_WORKER_INDEX)";
-        raw = true;
+        v = "$(LWS_WORKER_INDEX)";
+        r = true;
       } else if (prev == "--nnodes") {
-        a = "$(LWS_GROUP_SIZE)";
-        raw = true;
+        v = "$(LWS_GROUP_SIZE)";
+        r = true;
       } else if (d.head_address.empty() && prev == "--dist-init-addr" && a == "${HEAD_ADDR}:20000") {
-        a = "$(LWS_LEADER_ADDRESS):20000";
-        raw = true;
+        v = "$(LWS_LEADER_ADDRESS):20000";
+        r = true;
       } else if (d.head_address.empty() && (prev == "--master-addr" || prev == "--data-parallel-address") && a == "${HEAD_ADDR}") {
-        a = "$(LWS_LEADER_ADDRESS)";
-        raw = true;
+        v = "$(LWS_LEADER_ADDRESS)";
+        r = true;
       }
-      o += "            - " + yaml_quote(raw ? a : k8s_escape(a)) + "\n";
+      argv.push_back(v);
+      raw.push_back(r);
     }
+    std::string o = "            command:\n";
+    if (!leader && !dp_local.empty()) {
+      // a fixed script: the argv follows as "$@" (never re-read by the shell), then the rank
+      o += "              - \"/bin/sh\"\n              - \"-c\"\n";
+      o += "              - " +
+           k8s_scalar(fmt::format("exec \"$@\" --data-parallel-start-rank \"$((LWS_WORKER_INDEX * {}))\"", std::stoi(dp_local)), true) +
+           "\n";
+      o += "              - \"k3plan-worker\"\n";
+    }
+    for (std::size_t i = 0; i < argv.size(); ++i) o += "              - " + (raw[i] ? q(argv[i]) : k8s_scalar(argv[i], true)) + "\n";
     return o;
   };
-  auto container = [&](const NodeCommand& c, bool leader) {
+  const bool own_volume = !k.model_pvc.empty() || !k.model_host_path.empty();
+  const double cache_bytes = k.checkpoint_bytes * 1.1 + 10e9;  // the checkpoint, 10% and 10 GB for the engine's caches
+  const std::string cache_size = fmt::format("{}Gi", static_cast<long long>(std::ceil(cache_bytes / 1073741824.0)));
+  const int budget_s = startup_budget_seconds(k.checkpoint_bytes, k.pod_weights_bytes);
+  auto pod = [&](const NodeCommand& c, bool leader) {
     std::string o;
     o += "        containers:\n";
-    o += fmt::format("          - name: {}\n", leader ? "leader" : "worker");
-    o += fmt::format("            image: {}\n", yaml_quote(image));
-    o += "            command:\n";
-    o += args_for(c);
+    o += fmt::format("          - name: {}\n", leader ? "\"leader\"" : "\"worker\"");
+    o += fmt::format("            image: {}\n", q(k.image));
+    o += command_for(c, leader);
     o += "            env:\n";
-    o += "              - name: GLOO_SOCKET_IFNAME\n                value: \"eth0\"\n              - name: NCCL_SOCKET_IFNAME\n            "
-         "    value: \"eth0\"\n";
-    o += "            resources:\n              limits:\n";
-    o += fmt::format("                {}: {}\n", gpu_resource,
-                     yaml_quote(std::to_string(p.gpus_per_node < p.gpus ? p.gpus_per_node : p.gpus)));
+    o += "              - name: \"HF_HOME\"\n                value: \"/models/huggingface\"\n";
+    o += fmt::format(
+        "              - name: \"HF_TOKEN\"\n                valueFrom:\n                  secretKeyRef:\n                    name: {}\n"
+        "                    key: \"HF_TOKEN\"\n                    optional: true\n",
+        q(k.hf_token_secret));
+    if (p.nodes > 1)
+      o += "              - name: \"GLOO_SOCKET_IFNAME\"\n                value: \"eth0\"\n              - name: \"NCCL_SOCKET_IFNAME\"\n"
+           "                value: \"eth0\"\n";
+    o += "            resources:\n";
+    o += fmt::format("              limits:\n                {}: {}\n", q(k.gpu_resource), q(std::to_string(gpus_per_pod)));
+    o += fmt::format("              requests:\n                {}: {}\n", q(k.gpu_resource), q(std::to_string(gpus_per_pod)));
+    if (!own_volume) o += fmt::format("                \"ephemeral-storage\": {}\n", q(cache_size));
     if (leader) {
-      o += fmt::format("            ports:\n              - containerPort: {}\n", port);
+      o += fmt::format("            ports:\n              - containerPort: {}\n                name: \"http\"\n", port);
+      // the start-up budget from the checkpoint size; /health answers once the engine serves
       o += fmt::format(
-          "            readinessProbe:\n              httpGet:\n                path: /v1/models\n                port: {}\n              "
-          "initialDelaySeconds: 120\n              periodSeconds: 15\n              failureThreshold: 240\n",
+          "            startupProbe:\n              httpGet:\n                path: \"/health\"\n                port: {}\n"
+          "              periodSeconds: 10\n              failureThreshold: {}\n",
+          port, budget_s / 10);
+      o += fmt::format(
+          "            readinessProbe:\n              httpGet:\n                path: \"/health\"\n                port: {}\n"
+          "              periodSeconds: 10\n              failureThreshold: 3\n",
+          port);
+      o += fmt::format(
+          "            livenessProbe:\n              httpGet:\n                path: \"/health\"\n                port: {}\n"
+          "              periodSeconds: 30\n              timeoutSeconds: 10\n              failureThreshold: 5\n",
           port);
     }
-    o += "            volumeMounts:\n              - name: dshm\n                mountPath: /dev/shm\n";
-    o += "        volumes:\n          - name: dshm\n            emptyDir:\n              medium: Memory\n";
+    o += "            volumeMounts:\n              - name: \"dshm\"\n                mountPath: \"/dev/shm\"\n";
+    o += "              - name: \"models\"\n                mountPath: \"/models\"\n";
+    // shared memory for NCCL and the engine's worker processes (vLLM's LWS example gives 15Gi)
+    o += "        volumes:\n          - name: \"dshm\"\n            emptyDir:\n              medium: \"Memory\"\n"
+         "              sizeLimit: \"16Gi\"\n";
+    o += "          - name: \"models\"\n";
+    if (!k.model_pvc.empty())
+      o += fmt::format("            persistentVolumeClaim:\n              claimName: {}\n", q(k.model_pvc));
+    else if (!k.model_host_path.empty())
+      o += fmt::format("            hostPath:\n              path: {}\n              type: \"Directory\"\n", q(k.model_host_path));
+    else
+      o += fmt::format("            emptyDir:\n              sizeLimit: {}\n", q(cache_size));
     return o;
   };
   std::string s;
   s += fmt::format("# Generated by k3plan for {} on {} x {} ({} pods of {} GPUs); checked with `k3plan fit` first.\n",
-                   comment_text(p.model_id), p.gpus, d.gpu, p.nodes, std::min(p.gpus, p.gpus_per_node));
+                   comment_text(p.model_id), p.gpus, comment_text(d.gpu), p.nodes, gpus_per_pod);
   s += fmt::format("# Ready when the leader prints: {}\n", p.ready_line);
-  s += fmt::format("# Flags checked against {} (data/engines/{}-flags.yaml).\n", p.release.label(), to_string(d.engine));
+  s += fmt::format("# Flags checked against {} (data/engines/{}-flags.yaml).\n", comment_text(p.release.label()), to_string(d.engine));
+  s += fmt::format("# Start-up budget {} s (startupProbe): checkpoint {:.1f} GB, {:.1f} GB loaded per pod.\n", budget_s,
+                   k.checkpoint_bytes / 1e9, k.pod_weights_bytes / 1e9);
   for (const auto& n : p.notes) s += "# note: " + comment_text(n) + "\n";
-  s += "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata:\n";
-  s += fmt::format("  name: {}\n", yaml_quote(name));
-  s += "spec:\n  replicas: 1\n  startupPolicy: LeaderCreated\n  leaderWorkerTemplate:\n";
+  s += "apiVersion: \"leaderworkerset.x-k8s.io/v1\"\nkind: \"LeaderWorkerSet\"\nmetadata:\n";
+  s += fmt::format("  name: {}\n", q(name));
+  s += "spec:\n  replicas: 1\n  startupPolicy: \"LeaderCreated\"\n  leaderWorkerTemplate:\n";
   s += fmt::format("    size: {}\n", p.nodes);
-  s += "    restartPolicy: RecreateGroupOnPodRestart\n";
-  s += "    leaderTemplate:\n      metadata:\n        labels:\n          role: leader\n      spec:\n";
-  s += container(p.nodes_cmd.front(), true);
+  s += "    restartPolicy: \"RecreateGroupOnPodRestart\"\n";
+  s += "    leaderTemplate:\n      metadata:\n        labels:\n          role: \"leader\"\n      spec:\n";
+  s += pod(p.nodes_cmd.front(), true);
   s += "    workerTemplate:\n      spec:\n";
-  s += container(p.nodes_cmd.size() > 1 ? p.nodes_cmd[1] : p.nodes_cmd.front(), false);
-  s += "---\napiVersion: v1\nkind: Service\nmetadata:\n";
-  s += fmt::format("  name: {}\n", yaml_quote(name + "-leader"));
+  s += pod(p.nodes_cmd.size() > 1 ? p.nodes_cmd[1] : p.nodes_cmd.front(), false);
+  s += "---\napiVersion: \"v1\"\nkind: \"Service\"\nmetadata:\n";
+  s += fmt::format("  name: {}\n", q(name + "-leader"));
   s += fmt::format(
-      "spec:\n  selector:\n    leaderworkerset.sigs.k8s.io/name: {}\n    role: leader\n  ports:\n    - port: {}\n      targetPort: {}\n",
-      yaml_quote(name), port, port);
+      "spec:\n  selector:\n    \"leaderworkerset.sigs.k8s.io/name\": {}\n    role: \"leader\"\n  ports:\n    - port: {}\n      "
+      "targetPort: {}\n",
+      q(name), port, port);
   return s;
+}
+
+std::string emit_lws(const LaunchPlan& p, const std::string& image, const std::string& gpu_resource) {
+  K8sSpec k;
+  k.image = image;
+  k.gpu_resource = gpu_resource;
+  return emit_lws(p, k);
 }
 
 }  // namespace k3plan
