@@ -402,3 +402,55 @@ TEST_CASE("launch through the binary: json on stdout without -o, layout flags as
   CHECK(value_of(argv, "--pipeline-parallel-size") == "2");
   k3plan_test::expect_usage_error({"launch", "-m", "llama-3.1-70b", "-g", "h100", "-n", "4", "--tp", "8"}, {"-n 4", "8 GPUs"});
 }
+
+TEST_CASE("a hostile model id (from a model YAML) stays out of the script's code and the manifest's objects", "[launch][robustness]") {
+  const std::string base = k3plan_test::slurp(fs::path(K3PLAN_SOURCE_DIR) / "data" / "models" / "llama-3.1-8b.yaml");
+  REQUIRE(base.rfind("id: llama-3.1-8b\n", 0) == 0);
+  const std::string id = "evil\"\n- kind: Pod $(touch PWN) \xc2\x85`id`\xe2\x80\xa8;x";
+  k3plan_test::TempDir dir;
+  write_stubs(dir.path());
+  const std::string model = dir.write("evil.yaml", "id: " + nlohmann::json(id).dump() + "\n" + base.substr(base.find('\n') + 1));
+  for (Engine e : {Engine::sglang, Engine::vllm}) {
+    INFO(to_string(e));
+    LaunchOptions o;
+    o.flags.model = model;
+    o.flags.gpu = "h100";
+    o.flags.gpus = 1;
+    o.flags.engine = e;
+    o.flags.context = 8192;
+    o.flags.model_path = "/models/llama";
+    const Report r = run_launch(cat(), o);
+    REQUIRE(r.exit_code == 0);
+    // the catalogue lower-cases ids; the newline and the rest reach the emitters
+    REQUIRE(r.data["model"].get<std::string>().find("\"\n- kind: pod $(touch pwn)") != std::string::npos);
+    const fs::path script = dir.path() / "run.sh";
+    std::ofstream(script, std::ios::binary | std::ios::trunc) << r.raw_text;
+    CHECK(run_shell("bash -n " + script.string() + " 2>&1; echo rc=$?") == "rc=0\n");
+    const auto argv = split_nul(run_shell("cd " + dir.str() + " && PATH=" + dir.str() + ":$PATH bash run.sh"));
+    CHECK_FALSE(fs::exists(dir.path() / "PWN"));
+    CHECK(std::find(argv.begin(), argv.end(), "/models/llama") != argv.end());
+    o.emit = "k8s";
+    const Report k = run_launch(cat(), o);
+    REQUIRE(k.exit_code == 0);
+    const auto docs = YAML::LoadAll(k.raw_text);
+    REQUIRE(docs.size() == 2);
+    CHECK(docs[0]["kind"].as<std::string>() == "LeaderWorkerSet");
+    CHECK(docs[1]["kind"].as<std::string>() == "Service");
+    CHECK(std::regex_match(docs[0]["metadata"]["name"].as<std::string>(), kRfc1123));
+  }
+}
+
+TEST_CASE("launch and check refuse the same unreadable deployment file with the same limit", "[launch][check][robustness][cli]") {
+  k3plan_test::TempDir dir;
+  const std::string nul = dir.write("nul.yaml", std::string("model: kimi-k3\ngpu: b300\x01\n"));
+  const std::string deep = dir.write("deep.yaml", "a: " + std::string(300, '[') + std::string(300, ']') + "\n");
+  for (const auto& f : {nul, deep}) {
+    const auto l = k3plan_test::run({"launch", f});
+    const auto c = k3plan_test::run({"check", f});
+    INFO(l.err << c.err);
+    CHECK(l.code == 2);
+    CHECK(c.code == 2);
+    CHECK(l.err == c.err);  // one line, the same words: the same reader
+    CHECK(k3plan_test::count_lines(l.err) == 1);
+  }
+}
