@@ -230,6 +230,12 @@ TEST_CASE("LeaderWorkerSet vLLM data parallel over 4 pods: each worker's start r
   const Report ok = run_check(cat(), co);
   INFO(nlohmann::json(ok.notes).dump(1));
   CHECK(ok.data["errors"] == 0);
+  // without --engine-version, check takes the release from the image tag: the same findings as
+  // naming the release launch pinned
+  co.engine_version = launch_image(Engine::vllm, "").release;
+  REQUIRE(!co.engine_version.empty());
+  CHECK(run_check(cat(), co).data["findings"] == ok.data["findings"]);
+  co.engine_version.clear();
   std::string bad = r.raw_text;
   const auto from = bad.find("- \"/bin/sh\"");
   const auto to = bad.find("- \"vllm\"", from);

@@ -581,6 +581,18 @@ std::vector<LwsGroup> parse_lws_manifest(const Catalogue& cat, const std::string
       d.nodes = t.group_size;
       d.gpus = t.gpus_per_pod * t.group_size;
       d.gpu = gpu.empty() ? selector_gpu(cat, pod) : gpu;
+      // the engine release the image is tagged with (vllm/vllm-openai:v0.10.1.1,
+      // lmsysorg/sglang:v0.5.8.post1-cu129); check decides whether the engine models cover it
+      if (const YAML::Node img = child(ec->container, "image"); is_scalar(img)) {
+        const std::string& ref = img.Scalar();
+        const auto colon = ref.rfind(':');
+        if (colon != std::string::npos && colon + 2 < ref.size() && ref[colon + 1] == 'v' &&
+            std::isdigit(static_cast<unsigned char>(ref[colon + 2]))) {
+          t.image_release = ref.substr(colon + 2);
+          if (const auto dash = t.image_release.find('-'); dash != std::string::npos) t.image_release.resize(dash);
+          d.where["engine_version"] = node_pos(origin, img);
+        }
+      }
       if (!d.gpu.empty() && gpu.empty()) d.where["gpu"] = node_pos(origin, child(pod, "nodeSelector"));
       t.deployment = std::move(d);
       out.push_back(std::move(t));
