@@ -460,3 +460,29 @@ TEST_CASE("launch and check refuse the same unreadable deployment file with the 
     CHECK(k3plan_test::count_lines(l.err) == 1);
   }
 }
+
+TEST_CASE("launch k8s: node selectors and tolerations, label syntax checked", "[launch][k8s][cli]") {
+  const auto r = k3plan_test::run({"launch", "-m", "llama-3.1-70b", "-g", "h100", "-n", "8", "--emit", "k8s", "--node-selector",
+                                   "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3", "--toleration", "nvidia.com/gpu:NoSchedule",
+                                   "--toleration", "dedicated=llm:NoExecute"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto spec = YAML::LoadAll(r.out)[0]["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"];
+  CHECK(spec["nodeSelector"]["nvidia.com/gpu.product"].as<std::string>() == "NVIDIA-H100-80GB-HBM3");
+  REQUIRE(spec["tolerations"].size() == 2);
+  CHECK(spec["tolerations"][0]["key"].as<std::string>() == "nvidia.com/gpu");
+  CHECK(spec["tolerations"][0]["operator"].as<std::string>() == "Exists");
+  CHECK(spec["tolerations"][0]["effect"].as<std::string>() == "NoSchedule");
+  CHECK(spec["tolerations"][1]["operator"].as<std::string>() == "Equal");
+  CHECK(spec["tolerations"][1]["value"].as<std::string>() == "llm");
+  // the manifest's node selector names the GPU: check needs no --gpu
+  k3plan_test::TempDir t;
+  const auto c = k3plan_test::run({"check", "--manifest", t.write("lws.yaml", r.out)});
+  INFO(c.out);
+  CHECK(c.out.find("check/no-gpu") == std::string::npos);
+  k3plan_test::expect_usage_error({"launch", "-m", "llama-3.1-70b", "-g", "h100", "-n", "8", "--emit", "k8s", "--node-selector", "a b=c"},
+                                  {"--node-selector", "label key"});
+  k3plan_test::expect_usage_error(
+      {"launch", "-m", "llama-3.1-70b", "-g", "h100", "-n", "8", "--emit", "k8s", "--toleration", "x:Sometimes"},
+      {"--toleration", "effect"});
+}

@@ -50,7 +50,16 @@ struct K8sSpec {
   std::string hf_token_secret = "hf-token";     // Secret with key HF_TOKEN for gated repos (optional: pods start without it)
   double checkpoint_bytes = 0;                  // as shipped: what one pod downloads
   double pod_weights_bytes = 0;                 // what one pod loads onto its GPUs
+  std::vector<std::pair<std::string, std::string>> node_selector;  // label key, value
+  struct Toleration {
+    std::string key, value, effect;  // value empty: operator Exists; effect empty: every effect
+  };
+  std::vector<Toleration> tolerations;
 };
+
+// Parses --node-selector KEY=VALUE and --toleration KEY[=VALUE][:EFFECT] into `k`; keys and values
+// must be valid Kubernetes label keys and values (InputError naming the option otherwise).
+void parse_k8s_placement(const std::vector<std::string>& node_selectors, const std::vector<std::string>& tolerations, K8sSpec& k);
 
 // Seconds the startup probe allows: the checkpoint downloaded at an assumed 0.5 GB/s per pod,
 // loaded to the GPUs at an assumed 2 GB/s, plus 900 s for distributed init, compilation and CUDA
@@ -73,14 +82,16 @@ std::string emit_lws(const LaunchPlan& p, const K8sSpec& k);
 std::string emit_lws(const LaunchPlan& p, const std::string& image, const std::string& gpu_resource);
 
 struct LaunchOptions {
-  std::string file;             // deployment YAML (or fields below)
-  Deployment flags;             // used when file is empty
-  bool layout_given = false;    // flags.layout was set by --tp/--ep/--dp/--pp/--dcp/--enable-dp-attention
-  std::string emit = "sh";      // sh | k8s | json
-  std::string out_dir;          // write files here instead of stdout
-  std::string image;            // container image for k8s (default: launch_image)
-  std::string model_pvc;        // k8s: PersistentVolumeClaim holding the weights
-  std::string model_host_path;  // k8s: node directory holding the weights
+  std::string file;                         // deployment YAML (or fields below)
+  Deployment flags;                         // used when file is empty
+  bool layout_given = false;                // flags.layout was set by --tp/--ep/--dp/--pp/--dcp/--enable-dp-attention
+  std::string emit = "sh";                  // sh | k8s | json
+  std::string out_dir;                      // write files here instead of stdout
+  std::string image;                        // container image for k8s (default: launch_image)
+  std::string model_pvc;                    // k8s: PersistentVolumeClaim holding the weights
+  std::string model_host_path;              // k8s: node directory holding the weights
+  std::vector<std::string> node_selectors;  // k8s: KEY=VALUE
+  std::vector<std::string> tolerations;     // k8s: KEY[=VALUE][:EFFECT]
 };
 Report run_launch(const Catalogue& cat, const LaunchOptions& o);
 

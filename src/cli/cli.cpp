@@ -164,6 +164,10 @@ Cli::Cli() {
   launch->add_option("--image", lo->image, "Container image for --emit k8s (default: the engine's image, pinned to the release)");
   launch->add_option("--model-pvc", lo->model_pvc, "--emit k8s: PersistentVolumeClaim holding the weights (mounted at /models)");
   launch->add_option("--model-host-path", lo->model_host_path, "--emit k8s: node directory holding the weights (mounted at /models)");
+  launch->add_option("--node-selector", lo->node_selectors, "--emit k8s: KEY=VALUE node label the pods need (repeatable)")
+      ->allow_extra_args(false);
+  launch->add_option("--toleration", lo->tolerations, "--emit k8s: KEY[=VALUE][:EFFECT] taint the pods tolerate (repeatable)")
+      ->allow_extra_args(false);
   // the layout flags `fit` takes
   auto* lo_tp = launch->add_option("--tp", lo->flags.layout.tp, "Tensor parallel");
   auto* lo_ep = launch->add_option("--ep", lo->flags.layout.ep, "Expert parallel");

@@ -142,6 +142,7 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
   }
   plan.notes.insert(plan.notes.end(), pin_notes.begin(), pin_notes.end());
   K8sSpec k;
+  parse_k8s_placement(o.node_selectors, o.tolerations, k);
   k.image = !o.image.empty() ? o.image : pinned.image;
   k.gpu_resource = df.gpu->vendor == "amd" ? "amd.com/gpu" : "nvidia.com/gpu";
   k.model_pvc = o.model_pvc;

@@ -20,6 +20,7 @@
 #include <k3plan/engine_flags.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/launch.hpp>
+#include <regex>
 #include <string_view>
 
 namespace k3plan {
@@ -278,6 +279,42 @@ std::string k8s_name(const std::string& id) {
   return name;
 }
 
+void parse_k8s_placement(const std::vector<std::string>& node_selectors, const std::vector<std::string>& tolerations, K8sSpec& k) {
+  // label keys: optional DNS-subdomain prefix and '/', then a name of up to 63 characters;
+  // values: up to 63 of [A-Za-z0-9._-], alphanumeric at both ends (Kubernetes "Labels and Selectors")
+  static const std::regex key(R"(^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$)");
+  static const std::regex value(R"(^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$)");
+  auto bad = [](const char* opt, const std::string& s, const char* what) {
+    return InputError(fmt::format("launch: {} '{}': {}", opt, comment_text(s), what));
+  };
+  for (const auto& s : node_selectors) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos) throw bad("--node-selector", s, "expected KEY=VALUE");
+    const std::string kk = s.substr(0, eq), v = s.substr(eq + 1);
+    if (!std::regex_match(kk, key)) throw bad("--node-selector", s, "the key is not a Kubernetes label key");
+    if (!std::regex_match(v, value)) throw bad("--node-selector", s, "the value is not a Kubernetes label value");
+    k.node_selector.emplace_back(kk, v);
+  }
+  for (const auto& s : tolerations) {
+    K8sSpec::Toleration t;
+    std::string rest = s;
+    if (const auto colon = rest.rfind(':'); colon != std::string::npos) {
+      t.effect = rest.substr(colon + 1);
+      rest.resize(colon);
+      if (t.effect != "NoSchedule" && t.effect != "PreferNoSchedule" && t.effect != "NoExecute")
+        throw bad("--toleration", s, "the effect must be NoSchedule, PreferNoSchedule or NoExecute");
+    }
+    if (const auto eq = rest.find('='); eq != std::string::npos) {
+      t.value = rest.substr(eq + 1);
+      rest.resize(eq);
+      if (!std::regex_match(t.value, value)) throw bad("--toleration", s, "the value is not a Kubernetes label value");
+    }
+    if (!std::regex_match(rest, key)) throw bad("--toleration", s, "the key is not a Kubernetes label key");
+    t.key = rest;
+    k.tolerations.push_back(t);
+  }
+}
+
 std::string emit_lws(const LaunchPlan& p, const K8sSpec& k) {
   const Deployment& d = p.deployment;
   const int port = d.port > 0 ? d.port : d.default_port();
@@ -329,6 +366,18 @@ std::string emit_lws(const LaunchPlan& p, const K8sSpec& k) {
   const int budget_s = startup_budget_seconds(k.checkpoint_bytes, k.pod_weights_bytes);
   auto pod = [&](const NodeCommand& c, bool leader) {
     std::string o;
+    if (!k.node_selector.empty()) {
+      o += "        nodeSelector:\n";
+      for (const auto& [key, v] : k.node_selector) o += fmt::format("          {}: {}\n", q(key), q(v));
+    }
+    if (!k.tolerations.empty()) {
+      o += "        tolerations:\n";
+      for (const auto& t : k.tolerations) {
+        o += fmt::format("          - key: {}\n            operator: {}\n", q(t.key), t.value.empty() ? "\"Exists\"" : "\"Equal\"");
+        if (!t.value.empty()) o += fmt::format("            value: {}\n", q(t.value));
+        if (!t.effect.empty()) o += fmt::format("            effect: {}\n", q(t.effect));
+      }
+    }
     o += "        containers:\n";
     o += fmt::format("          - name: {}\n", leader ? "\"leader\"" : "\"worker\"");
     o += fmt::format("            image: {}\n", q(k.image));
