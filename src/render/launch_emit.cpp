@@ -125,7 +125,7 @@ LaunchPlan make_launch_plan(const Deployment& d, const Model& m, const Layout& l
   p.nodes = nodes;
   p.gpus_per_node = gpus_per_node;
   const std::string model_path = !d.model_path.empty() ? d.model_path : serve_model_path(m, d.model);
-  const int port = d.port > 0 ? d.port : d.default_port();
+  const int port = d.port > 0 ? d.port : engine_model(d.engine, d.engine_version).default_port();
   const std::string head = d.head_address.empty() ? std::string(kHeadAddrVar) : d.head_address;
   p.health_url = fmt::format("http://{}:{}/v1/models", d.host == "0.0.0.0" ? "127.0.0.1" : d.host, port);
   p.ready_line = d.engine == Engine::sglang ? "The server is fired up and ready to roll!" : "Application startup complete.";
@@ -317,7 +317,7 @@ void parse_k8s_placement(const std::vector<std::string>& node_selectors, const s
 
 std::string emit_lws(const LaunchPlan& p, const K8sSpec& k) {
   const Deployment& d = p.deployment;
-  const int port = d.port > 0 ? d.port : d.default_port();
+  const int port = d.port > 0 ? d.port : engine_model(d.engine, d.engine_version).default_port();
   const std::string name = k8s_name(p.model_id);
   const int gpus_per_pod = std::min(p.gpus, p.gpus_per_node);
   auto q = [](const std::string& s) { return k8s_scalar(s, false); };
