@@ -540,6 +540,12 @@ TEST_CASE("every generated command uses only flags and values the engine release
                         for (auto at = v.find(var); at != std::string::npos; at = v.find(var)) v.replace(at, var.size(), val);
                       argv.push_back(v);
                     }
+                    // vLLM DP workers: a fixed `sh -c 'exec "$@" --data-parallel-start-rank ...' NAME ARGV...`
+                    // wrapper computes the start rank from LWS_WORKER_INDEX; the engine gets ARGV and that flag
+                    if (argv.size() > 4 && argv[0] == "/bin/sh" && argv[1] == "-c") {
+                      argv.erase(argv.begin(), argv.begin() + 4);
+                      argv.insert(argv.end(), {"--data-parallel-start-rank", "1"});
+                    }
                     INFO("manifest " << tmpl << " " << shape);
                     CHECK(unaccepted_flags(argv, rel) == std::vector<std::string>{});
                   }

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <k3plan/error.hpp>
 #include <k3plan/input_limits.hpp>
 #include <k3plan/manifest.hpp>
@@ -176,6 +177,181 @@ std::string selector_gpu(const Catalogue& cat, const YAML::Node& pod_spec) {
       } catch (const InputError&) {
       }
     }
+  }
+  return "";
+}
+
+// The kubelet's expansion of command/args (k8s.io/kubernetes third_party/forked/golang/expansion):
+// "$$" is a literal '$', $(VAR) is the container variable when defined, anything else stays.
+std::string kubelet_expand(const std::string& s, const std::map<std::string, std::string>& env) {
+  std::string o;
+  for (std::size_t i = 0; i < s.size();) {
+    if (s[i] == '$' && i + 1 < s.size() && s[i + 1] == '$') {
+      o += '$';
+      i += 2;
+      continue;
+    }
+    if (s[i] == '$' && i + 1 < s.size() && s[i + 1] == '(') {
+      const auto end = s.find(')', i + 2);
+      if (end != std::string::npos) {
+        const auto it = env.find(s.substr(i + 2, end - i - 2));
+        if (it != env.end()) {
+          o += it->second;
+          i = end + 1;
+          continue;
+        }
+      }
+    }
+    o += s[i++];
+  }
+  return o;
+}
+
+// $((EXPR)) of a fixed launch wrapper: integers, variables of `env`, + - * and parentheses.
+// Returns nullopt for anything else.
+std::optional<long long> shell_arith(const std::string& e, const std::map<std::string, std::string>& env) {
+  std::size_t i = 0;
+  std::function<std::optional<long long>()> sum;
+  auto skip = [&] {
+    while (i < e.size() && e[i] == ' ') ++i;
+  };
+  auto atom = [&]() -> std::optional<long long> {
+    skip();
+    if (i < e.size() && e[i] == '(') {
+      ++i;
+      auto v = sum();
+      skip();
+      if (!v || i >= e.size() || e[i] != ')') return std::nullopt;
+      ++i;
+      return v;
+    }
+    std::size_t j = i;
+    if (j < e.size() && e[j] == '$') ++j;
+    std::size_t k = j;
+    while (k < e.size() && (std::isalnum(static_cast<unsigned char>(e[k])) || e[k] == '_')) ++k;
+    if (k == j) return std::nullopt;
+    const std::string w = e.substr(j, k - j);
+    i = k;
+    if (std::isdigit(static_cast<unsigned char>(w[0]))) {
+      for (char ch : w)
+        if (!std::isdigit(static_cast<unsigned char>(ch))) return std::nullopt;
+      return w.size() > 9 ? std::nullopt : std::optional<long long>(std::stoll(w));
+    }
+    const auto it = env.find(w);
+    if (it == env.end()) return std::nullopt;
+    try {
+      return std::stoll(it->second);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  };
+  auto product = [&]() -> std::optional<long long> {
+    auto v = atom();
+    for (skip(); v && i < e.size() && e[i] == '*'; skip()) {
+      ++i;
+      const auto w = atom();
+      if (!w) return std::nullopt;
+      *v *= *w;
+    }
+    return v;
+  };
+  sum = [&]() -> std::optional<long long> {
+    auto v = product();
+    for (skip(); v && i < e.size() && (e[i] == '+' || e[i] == '-'); skip()) {
+      const char op = e[i++];
+      const auto w = product();
+      if (!w) return std::nullopt;
+      *v = op == '+' ? *v + *w : *v - *w;
+    }
+    return v;
+  };
+  const auto v = sum();
+  skip();
+  if (!v || i != e.size()) return std::nullopt;
+  return v;
+}
+
+// The words a shell would pass for a fixed wrapper script, with "$@" replaced by `rest` and
+// $((...)) / $VAR / ${VAR} evaluated from `env`: enough for `exec "$@" --flag "$((LWS_WORKER_INDEX * 4))"`.
+std::vector<std::string> wrapper_words(const std::string& script, const std::vector<std::string>& rest,
+                                       const std::map<std::string, std::string>& env) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool have = false;
+  for (std::size_t i = 0; i < script.size();) {
+    const char c = script[i];
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (have) out.push_back(cur);
+      cur.clear();
+      have = false;
+      ++i;
+      continue;
+    }
+    if (script.compare(i, 4, "\"$@\"") == 0) {
+      out.insert(out.end(), rest.begin(), rest.end());
+      i += 4;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      const auto end = script.find(c, i + 1);
+      if (end == std::string::npos) return {};
+      std::string inner = script.substr(i + 1, end - i - 1);
+      if (c == '"') inner = expand_vars(inner, env);
+      cur += inner;
+      have = true;
+      i = end + 1;
+      continue;
+    }
+    if (script.compare(i, 3, "$((") == 0) {
+      const auto end = script.find("))", i + 3);
+      if (end == std::string::npos) return {};
+      cur += script.substr(i, end + 2 - i);
+      have = true;
+      i = end + 2;
+      continue;
+    }
+    cur += c;
+    have = true;
+    ++i;
+  }
+  if (have) out.push_back(cur);
+  for (auto& w : out) {
+    // arithmetic inside a word
+    for (std::size_t p = w.find("$(("); p != std::string::npos; p = w.find("$((", p + 1)) {
+      const auto end = w.find("))", p + 3);
+      if (end == std::string::npos) break;
+      const auto v = shell_arith(w.substr(p + 3, end - p - 3), env);
+      if (!v) break;
+      w.replace(p, end + 2 - p, std::to_string(*v));
+    }
+    w = expand_vars(w, env);
+  }
+  if (!out.empty() && out.front() == "exec") out.erase(out.begin());
+  return out;
+}
+
+// The argv a container runs, after the kubelet's expansion (exec form) or through a fixed
+// `sh -c 'exec "$@" ...' NAME ARGS...` wrapper; empty when it is another kind of script.
+std::vector<std::string> container_argv(const YAML::Node& c, const std::map<std::string, std::string>& env) {
+  std::vector<std::string> parts;
+  for (const char* key : {"command", "args"}) {
+    const YAML::Node n = child(c, key);
+    if (is_seq(n))
+      for (const auto& e : n)
+        if (is_scalar(e)) parts.push_back(kubelet_expand(e.Scalar(), env));
+  }
+  if (parts.size() >= 4 && (parts[0] == "sh" || parts[0] == "/bin/sh" || parts[0] == "bash" || parts[0] == "/bin/bash") &&
+      parts[1] == "-c") {
+    if (parts[2].find("\"$@\"") == std::string::npos) return {};
+    return wrapper_words(parts[2], std::vector<std::string>(parts.begin() + 4, parts.end()), env);
+  }
+  return parts;
+}
+
+std::string flag_value(const std::vector<std::string>& argv, const std::string& flag) {
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    if (argv[i] == flag && i + 1 < argv.size()) return argv[i + 1];
+    if (argv[i].rfind(flag + "=", 0) == 0) return argv[i].substr(flag.size() + 1);
   }
   return "";
 }
@@ -364,6 +540,41 @@ std::vector<LwsGroup> parse_lws_manifest(const Catalogue& cat, const std::string
                   wc->container);
         }
       }
+      // every worker's rank from its LWS_WORKER_INDEX (LWS injects 1..size-1 on the workers)
+      if (has_leader && t.group_size > 1) {
+        const auto wc = find_engine_container(origin, lines, child(worker, "spec"), lws_env);
+        for (int i = 1; wc && i < std::min(t.group_size, 1025); ++i) {
+          const std::map<std::string, std::string> env{{"LWS_GROUP_SIZE", std::to_string(t.group_size)},
+                                                       {"LWS_WORKER_INDEX", std::to_string(i)},
+                                                       {"LWS_LEADER_ADDRESS", "lws-leader"}};
+          const auto argv = container_argv(wc->container, env);
+          if (argv.empty()) break;  // a script of another shape: not evaluated
+          const std::string dp_local = flag_value(argv, "--data-parallel-size-local");
+          const std::string start = flag_value(argv, "--data-parallel-start-rank");
+          const std::string node_rank = flag_value(argv, "--node-rank");
+          std::string problem;
+          if (!dp_local.empty()) {
+            long long l = 0;
+            try {
+              l = std::stoll(dp_local);
+            } catch (const std::exception&) {
+              break;  // command/value reports it
+            }
+            const std::string want = std::to_string(l * i);
+            if (start != want)
+              problem = fmt::format(
+                  "worker {} of the group runs --data-parallel-start-rank {}; it needs {} (LWS_WORKER_INDEX x --data-parallel-size-local "
+                  "{}), e.g. sh -c 'exec \"$@\" --data-parallel-start-rank \"$((LWS_WORKER_INDEX * {}))\"'",
+                  i, start.empty() ? "(none: 0, the leader's)" : start, want, l, l);
+          } else if (!node_rank.empty() && node_rank != std::to_string(i)) {
+            problem = fmt::format("worker {} of the group runs --node-rank {}; it needs {} (use $(LWS_WORKER_INDEX))", i, node_rank, i);
+          }
+          if (!problem.empty()) {
+            error("manifest/worker-rank", problem, wc->container);
+            break;
+          }
+        }
+      }
       if (command_nodes > 0 && command_nodes != t.group_size)
         findings.push_back({"engine/nnodes", "error",
                             fmt::format("--nnodes {} but the LeaderWorkerSet group has size {} (use --nnodes $(LWS_GROUP_SIZE))",
@@ -373,6 +584,18 @@ std::vector<LwsGroup> parse_lws_manifest(const Catalogue& cat, const std::string
       d.nodes = t.group_size;
       d.gpus = t.gpus_per_pod * t.group_size;
       d.gpu = gpu.empty() ? selector_gpu(cat, pod) : gpu;
+      // the engine release the image is tagged with (vllm/vllm-openai:v0.10.1.1,
+      // lmsysorg/sglang:v0.5.8.post1-cu129); check decides whether the engine models cover it
+      if (const YAML::Node img = child(ec->container, "image"); is_scalar(img)) {
+        const std::string& ref = img.Scalar();
+        const auto colon = ref.rfind(':');
+        if (colon != std::string::npos && colon + 2 < ref.size() && ref[colon + 1] == 'v' &&
+            std::isdigit(static_cast<unsigned char>(ref[colon + 2]))) {
+          t.image_release = ref.substr(colon + 2);
+          if (const auto dash = t.image_release.find('-'); dash != std::string::npos) t.image_release.resize(dash);
+          d.where["engine_version"] = node_pos(origin, img);
+        }
+      }
       if (!d.gpu.empty() && gpu.empty()) d.where["gpu"] = node_pos(origin, child(pod, "nodeSelector"));
       t.deployment = std::move(d);
       out.push_back(std::move(t));

@@ -142,7 +142,15 @@ CheckResult check_inputs(const Catalogue& cat, const CheckOptions& o) {
       t.group_size = g.group_size;
       t.replicas = g.replicas;
       t.anchor = g.anchor;
+      // --engine-version, else the release the image is tagged with when the engine models cover it
       t.deployment.engine_version = o.engine_version;
+      if (o.engine_version.empty() && !g.image_release.empty()) {
+        try {
+          (void)engine_model(t.deployment.engine, g.image_release);
+          t.deployment.engine_version = g.image_release;
+        } catch (const InputError&) {
+        }
+      }
       json s;
       if (!t.deployment.model.empty()) check_target(cat, t, f, &s);
       s["replicas"] = t.replicas;

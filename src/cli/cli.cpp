@@ -249,7 +249,7 @@ void define_launch(CLI::App& sub, Cli& cli) {
   sub.add_option("--nodes", o->flags.nodes, "Nodes")->check(whole(1, kMaxNodes));
   engine_option(sub, cli, *engine);
   sub.add_option("--engine-version", o->flags.engine_version, "Engine release (default: the newest modelled)");
-  context_option(sub, *context, "Context length (default: the model maximum)");
+  context_option(sub, *context, "Context length (default: model maximum, capped at 32k, as fit)");
   users_option(sub, o->flags.users);
   sub.add_option("--kv-dtype", o->flags.kv_dtype, "KV cache dtype")->capture_default_str();
   sub.add_option("--model-path", o->flags.model_path, "What the engine loads (default: the model's HF repo)");
@@ -262,9 +262,22 @@ void define_launch(CLI::App& sub, Cli& cli) {
          {"sh", "k8s", "json"});
   auto* out = sub.add_option("--out,-o", o->out_dir, "Write the files into this directory");
   cli.hints[out].kind = ValueKind::directory;
-  sub.add_option("--image", o->image, "Container image for --emit k8s");
+  sub.add_option("--image", o->image, "Container image for --emit k8s (default: the engine's image, pinned to the release)");
+  sub.add_option("--model-pvc", o->model_pvc, "--emit k8s: PersistentVolumeClaim holding the weights (mounted at /models)");
+  sub.add_option("--model-host-path", o->model_host_path, "--emit k8s: node directory holding the weights (mounted at /models)");
+  sub.add_option("--node-selector", o->node_selectors, "--emit k8s: KEY=VALUE node label the pods need (repeatable)")
+      ->allow_extra_args(false);
+  sub.add_option("--toleration", o->tolerations, "--emit k8s: KEY[=VALUE][:EFFECT] taint the pods tolerate (repeatable)")
+      ->allow_extra_args(false);
+  // the layout flags `fit` takes
+  Layout& l = o->flags.layout;
+  layout_options(sub, l.tp, l.ep, l.dp, l.pp, l.dcp);
+  sub.add_flag("--enable-dp-attention", l.dp_attention, "SGLang DP-attention");
   output_options(sub, cli);
-  sub.callback([&cli, o, engine, context] {
+  sub.callback([&cli, &sub, o, engine, context] {
+    for (const char* name : {"--tp", "--ep", "--dp", "--pp", "--dcp", "--enable-dp-attention"})
+      if (sub.count(name) > 0) o->layout_given = true;
+    if (sub.count("--ep") > 0) o->flags.where["parallel.ep"] = {"--ep", 0, 0};  // EP given: vLLM does not derive it
     cli.action = [o, engine, context](const Catalogue& c) {
       o->flags.engine = parse_engine(*engine);
       engine_model(o->flags.engine, o->flags.engine_version);

@@ -2,15 +2,34 @@
 #include <filesystem>
 #include <fstream>
 #include <k3plan/deploy_fit.hpp>
+#include <k3plan/engine.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/input_limits.hpp>
 #include <k3plan/launch.hpp>
 #include <k3plan/output_file.hpp>
+#include <k3plan/params.hpp>
 #include <k3plan/units.hpp>
 
 #include "common.hpp"
 
 namespace k3plan {
+
+namespace {
+
+// Every value that reaches a script or manifest must be text: invalid UTF-8 or a NUL is refused here.
+void require_text(const std::string& s, const char* field) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (c == 0 || n == 0 || i + n > s.size()) throw InputError(fmt::format("launch: {}: not text (byte {} is not valid UTF-8)", field, i));
+    for (std::size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0u) != 0x80u)
+        throw InputError(fmt::format("launch: {}: not text (byte {} is not valid UTF-8)", field, i));
+    i += n;
+  }
+}
+
+}  // namespace
 
 Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
   if (o.emit != "sh" && o.emit != "k8s" && o.emit != "json") {
@@ -21,21 +40,61 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
   Deployment d;
   std::vector<Finding> schema;
   if (!o.file.empty()) {
+    if (o.layout_given) throw InputError("launch: --tp/--ep/--dp/--pp/--dcp/--enable-dp-attention go with -m -g -n, not a deployment file");
     d = parse_deployment(read_yaml_input(o.file, "deployment file"), o.file, schema);
   } else {
     d = o.flags;
     d.file = "<flags>";
     if (d.model.empty()) throw InputError("launch: give a deployment file or -m MODEL -g GPU -n GPUS");
     if (d.gpu.empty()) throw InputError("launch: -g GPU is required");
-    if (d.gpus == 0 && d.nodes == 0) throw InputError("launch: -n GPUS (or --nodes) is required");
+    if (o.layout_given) {
+      // the layout flags `fit` takes, with its rules: unset degrees are 1, vLLM derives EP = TP x DP
+      // for a MoE model unless --ep is given, and -n must match the layout's GPUs
+      d.layout_given = true;
+      const EngineModel& em = engine_model(d.engine, d.engine_version);
+      const int n = em.gpus(d.layout);
+      if (d.gpus > 0 && d.gpus != n)
+        throw InputError(fmt::format("launch: -n {} contradicts the layout: {} needs {} GPUs ({})", d.gpus, em.gpu_product_text(), n,
+                                     em.display_name()));
+      if (d.gpus == 0 && d.nodes == 0) d.gpus = n;
+    }
+    if (d.gpus == 0 && d.nodes == 0) throw InputError("launch: -n GPUS (or --nodes, or the layout flags) is required");
+    if (d.context == 0) {
+      // the default `fit` uses: the model's maximum, capped at 32k
+      d.context = std::min<std::int64_t>(resolve_model(cat, d.model).max_context, 32768);
+    }
   }
+  for (const auto& [value, field] :
+       std::initializer_list<std::pair<const std::string&, const char*>>{{d.model_path, "--model-path"},
+                                                                         {d.served_model_name, "served_model_name"},
+                                                                         {d.host, "--host"},
+                                                                         {d.head_address, "--head-address"},
+                                                                         {o.image, "--image"},
+                                                                         {o.model_pvc, "--model-pvc"},
+                                                                         {o.model_host_path, "--model-host-path"}})
+    require_text(value, field);
   Report r;
   // a deployment file with schema errors is bad input (exit 2), as `check` reads it: the first error, located
   for (const auto& f : schema)
     if (f.severity == "error")
       throw InputError(fmt::format("{}:{}:{}: {} [{}] (run `k3plan check {}` for all findings)", f.pos.file, f.pos.line, f.pos.column,
                                    f.message, f.rule, f.pos.file));
+  // a manifest runs a container image: pin it, and check the flags against that release
+  std::vector<std::string> pin_notes;
+  PinnedImage pinned;
+  if (o.emit == "k8s" && o.image.empty()) {
+    pinned = launch_image(d.engine, d.engine_version);
+    if (d.engine_version.empty() && !pinned.release.empty()) {
+      d.engine_version = pinned.release;
+      pin_notes.push_back(
+          fmt::format("image pinned to {} (the newest release whose flags were read); pass --engine-version to choose", pinned.image));
+    } else if (pinned.release.empty()) {
+      pin_notes.push_back(
+          fmt::format("engine version '{}' has no release image: {} is not pinned; pass --image", d.engine_version, pinned.image));
+    }
+  }
   const DeploymentFit df = fit_deployment(cat, d);
+  require_text(df.model.id, "model id");
   const FitResult& f = df.fit;
   if (const KvDtypeArg kv = engine_kv_dtype(flag_release(d.engine, d.engine_version), d.kv_dtype, df.model.dtype); !kv.error.empty()) {
     r.exit_code = 1;
@@ -50,7 +109,7 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
     r.data = {{"emitted", false}, {"reasons", f.reasons}};
     return r;
   }
-  const LaunchPlan plan =
+  LaunchPlan plan =
       make_launch_plan(d, df.model, f.layout, df.gpus, df.nodes, df.gpu->gpus_per_node, df.context, f.utilization_used, f.max_num_seqs);
   if (!plan.error.empty()) {
     // the engine release would refuse (or silently change) what fit planned: emit nothing
@@ -60,8 +119,15 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
     r.data = {{"emitted", false}, {"reasons", {plan.error}}};
     return r;
   }
-  const std::string image = !o.image.empty() ? o.image : engine_model(d.engine, d.engine_version).default_image();
-  const std::string gpu_res = df.gpu->vendor == "amd" ? "amd.com/gpu" : "nvidia.com/gpu";
+  plan.notes.insert(plan.notes.end(), pin_notes.begin(), pin_notes.end());
+  K8sSpec k;
+  parse_k8s_placement(o.node_selectors, o.tolerations, k);
+  k.image = !o.image.empty() ? o.image : pinned.image;
+  k.gpu_resource = df.gpu->vendor == "amd" ? "amd.com/gpu" : "nvidia.com/gpu";
+  k.model_pvc = o.model_pvc;
+  k.model_host_path = o.model_host_path;
+  k.checkpoint_bytes = weights_as_shipped(df.model, count_params(df.model)).bytes;
+  k.pod_weights_bytes = f.limiting.weights_bytes * std::min(df.gpus, df.gpu->gpus_per_node);
   nlohmann::json jn = nlohmann::json::array();
   for (const auto& c : plan.nodes_cmd) jn.push_back({{"rank", c.rank}, {"env", c.env}, {"argv", c.argv}});
   r.data = {{"emitted", true},
@@ -87,13 +153,16 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
             {"health_check", "curl -sf " + plan.health_url},
             {"ready_line", plan.ready_line},
             {"warnings", f.warnings}};
+  if (o.emit == "k8s") {
+    r.data["image"] = k.image;
+    r.data["startup_budget_s"] = startup_budget_seconds(k.checkpoint_bytes, k.pod_weights_bytes);
+  }
+  r.data["notes"] = plan.notes;
   std::string text;
   if (o.emit == "sh")
     text = emit_shell(plan);
   else if (o.emit == "k8s")
-    text = emit_lws(plan, image, gpu_res);
-  if (d.engine == Engine::vllm && f.layout.dp > 1 && df.nodes > 2 && o.emit == "k8s")
-    r.notes.push_back("note: vLLM DP across more than 2 pods needs a per-worker --data-parallel-start-rank; the manifest gives worker 1's");
+    text = emit_lws(plan, k);
   if (!o.out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.out_dir, ec);
@@ -111,12 +180,13 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
     write_files_atomic(files);
     for (const auto& fl : files) r.notes.push_back("wrote " + fl.path);
     r.data["files"] = r.notes;
-  } else if (o.emit != "json") {
+  } else if (o.emit == "json") {
+    r.raw_text = r.data.dump(2) + "\n";  // stdout, as the other forms
+  } else {
     r.raw_text = text;
   }
   for (const auto& w : f.warnings) r.notes.push_back("warning: " + w);
   for (const auto& n : plan.notes) r.notes.push_back("note: " + n);
-  r.data["notes"] = plan.notes;
   return r;
 }
 

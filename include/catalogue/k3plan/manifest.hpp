@@ -11,11 +11,12 @@ namespace k3plan {
 
 // One LeaderWorkerSet as a deployment.
 struct LwsGroup {
-  Deployment deployment;  // the leader's command; nodes = group size, gpus = size x GPUs per pod
-  int gpus_per_pod = 0;   // GPUs each pod requests (0 = none requested: a finding says so)
-  int group_size = 0;     // spec.leaderWorkerTemplate.size
-  int replicas = 0;       // spec.replicas
-  SourcePos anchor;       // where findings without a field of their own point
+  Deployment deployment;      // the leader's command; nodes = group size, gpus = size x GPUs per pod
+  int gpus_per_pod = 0;       // GPUs each pod requests (0 = none requested: a finding says so)
+  int group_size = 0;         // spec.leaderWorkerTemplate.size
+  int replicas = 0;           // spec.replicas
+  SourcePos anchor;           // where findings without a field of their own point
+  std::string image_release;  // the leader image's tag as a release ("v0.10.1.1" -> "0.10.1.1"); empty = none
 };
 
 // Reads every LeaderWorkerSet in a manifest (other kinds are skipped). Positions point into the

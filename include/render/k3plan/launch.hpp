@@ -1,6 +1,10 @@
 #pragma once
 // `k3plan launch`: per-node engine commands (shell), a LeaderWorkerSet manifest, or JSON, for a
-// deployment that `fit` accepts. Emitters quote every string so hostile input stays inert.
+// deployment that `fit` accepts. Inert by construction: commands are argv vectors; in a script
+// every argument is single-quoted (only the fixed ${HEAD_ADDR} reference is left to the shell); in
+// a manifest every scalar is a double-quoted, pure-ASCII YAML string (\u escapes for the rest, so
+// no line break of any YAML version survives) with `$` written `$$` where the kubelet expands
+// $(VAR); comments hold printable ASCII only. Invalid UTF-8 in any value is refused (InputError).
 #include <k3plan/catalogue.hpp>
 #include <k3plan/deploy.hpp>
 #include <k3plan/engine_flags.hpp>
@@ -36,14 +40,58 @@ LaunchPlan make_launch_plan(const Deployment& d, const Model& m, const Layout& l
                             std::int64_t context, double memory_fraction, std::int64_t max_num_seqs = 0);
 
 std::string emit_shell(const LaunchPlan& p, int only_rank = -1);  // -1 = one script taking the rank as $1
+
+// What a LeaderWorkerSet needs beyond the commands.
+struct K8sSpec {
+  std::string image;                            // pinned to the engine release (launch_image)
+  std::string gpu_resource = "nvidia.com/gpu";  // or amd.com/gpu
+  std::string model_pvc;                        // weights on this PersistentVolumeClaim (mounted at /models)
+  std::string model_host_path;                  // or this node directory; neither: an emptyDir sized from the checkpoint
+  std::string hf_token_secret = "hf-token";     // Secret with key HF_TOKEN for gated repos (optional: pods start without it)
+  double checkpoint_bytes = 0;                  // as shipped: what one pod downloads
+  double pod_weights_bytes = 0;                 // what one pod loads onto its GPUs
+  std::vector<std::pair<std::string, std::string>> node_selector;  // label key, value
+  struct Toleration {
+    std::string key, value, effect;  // value empty: operator Exists; effect empty: every effect
+  };
+  std::vector<Toleration> tolerations;
+};
+
+// Parses --node-selector KEY=VALUE and --toleration KEY[=VALUE][:EFFECT] into `k`; keys and values
+// must be valid Kubernetes label keys and values (InputError naming the option otherwise).
+void parse_k8s_placement(const std::vector<std::string>& node_selectors, const std::vector<std::string>& tolerations, K8sSpec& k);
+
+// Seconds the startup probe allows: the checkpoint downloaded at an assumed 0.5 GB/s per pod,
+// loaded to the GPUs at an assumed 2 GB/s, plus 900 s for distributed init, compilation and CUDA
+// graph capture (assumed), rounded up to whole minutes.
+int startup_budget_seconds(double checkpoint_bytes, double pod_weights_bytes);
+
+// The image for an engine release: the engine model's default repository tagged v<release>; the
+// release is the one given, else the newest release the flag tables were read from.
+struct PinnedImage {
+  std::string image;
+  std::string release;  // "0.21.0"
+};
+PinnedImage launch_image(Engine e, const std::string& engine_version);
+
+// RFC 1123 label from an id ("k3plan-" + lower-case letters, digits and '-', at most 40 chars).
+std::string k8s_name(const std::string& id);
+
+std::string emit_lws(const LaunchPlan& p, const K8sSpec& k);
+// The same with the defaults of K8sSpec and no checkpoint figures (the start-up budget's fixed part).
 std::string emit_lws(const LaunchPlan& p, const std::string& image, const std::string& gpu_resource);
 
 struct LaunchOptions {
-  std::string file;         // deployment YAML (or fields below)
-  Deployment flags;         // used when file is empty
-  std::string emit = "sh";  // sh | k8s | json
-  std::string out_dir;      // write files here instead of stdout
-  std::string image;        // container image for k8s
+  std::string file;                         // deployment YAML (or fields below)
+  Deployment flags;                         // used when file is empty
+  bool layout_given = false;                // flags.layout was set by --tp/--ep/--dp/--pp/--dcp/--enable-dp-attention
+  std::string emit = "sh";                  // sh | k8s | json
+  std::string out_dir;                      // write files here instead of stdout
+  std::string image;                        // container image for k8s (default: launch_image)
+  std::string model_pvc;                    // k8s: PersistentVolumeClaim holding the weights
+  std::string model_host_path;              // k8s: node directory holding the weights
+  std::vector<std::string> node_selectors;  // k8s: KEY=VALUE
+  std::vector<std::string> tolerations;     // k8s: KEY[=VALUE][:EFFECT]
 };
 Report run_launch(const Catalogue& cat, const LaunchOptions& o);
 
