@@ -225,7 +225,7 @@ TEST_CASE("hostile corpus: every case answers with its exit code and names the f
 }
 
 TEST_CASE("standard output on a full disk is one error line and exit 2", "[hostile][output]") {
-  for (const std::vector<std::string> args :
+  for (const std::vector<std::string>& args :
        {std::vector<std::string>{"launch", "-m", "llama-3.1-8b", "-g", "h100", "-n", "1"}, std::vector<std::string>{"gpus"},
         std::vector<std::string>{"fit", "--help"}, std::vector<std::string>{"completion", "bash"}}) {
     const Result r = run_k3plan(args, "/dev/full");

@@ -14,7 +14,7 @@
 #include <optional>
 #include <sstream>
 
-#include "yaml_reader.hpp"
+#include <k3plan/yaml_reader.hpp>
 
 namespace k3plan {
 

@@ -192,4 +192,17 @@ void validate_model(const Model& m, const std::string& where) {
   }
 }
 
+std::string fmt_int(double v) {
+  // thousands separators, e.g. 131,072
+  const long long x = static_cast<long long>(v < 0 ? v - 0.5 : v + 0.5);
+  std::string s = std::to_string(x < 0 ? -x : x);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  return x < 0 ? "-" + s : s;
+}
+std::string fmt_params(double p) {
+  if (p >= 1e12) return fmt::format("{:.3f}T", p / 1e12);
+  if (p >= 1e9) return fmt::format("{:.1f}B", p / 1e9);
+  return fmt::format("{:.1f}M", p / 1e6);
+}
+
 }  // namespace k3plan

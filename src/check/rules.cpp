@@ -17,7 +17,7 @@
 #include <k3plan/units.hpp>
 #include <set>
 
-#include "commands/common.hpp"
+#include <k3plan/units.hpp>
 
 namespace k3plan {
 

@@ -7,24 +7,13 @@
 #include <k3plan/figure.hpp>
 #include <k3plan/layout.hpp>
 #include <k3plan/report.hpp>
+#include <k3plan/units.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 namespace k3plan {
 
-inline std::string fmt_int(double v) {
-  // thousands separators, e.g. 131,072
-  const long long x = static_cast<long long>(v < 0 ? v - 0.5 : v + 0.5);
-  std::string s = std::to_string(x < 0 ? -x : x);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
-  return x < 0 ? "-" + s : s;
-}
-inline std::string fmt_params(double p) {
-  if (p >= 1e12) return fmt::format("{:.3f}T", p / 1e12);
-  if (p >= 1e9) return fmt::format("{:.1f}B", p / 1e9);
-  return fmt::format("{:.1f}M", p / 1e6);
-}
 inline void add_assumptions(Report& r, const std::vector<Assumption>& as) {
   for (const auto& a : as) {
     const std::string s = a.what + ": " + a.reason;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <k3plan/error.hpp>
+#include <k3plan/output_file.hpp>
 #include <k3plan/report.hpp>
 
 namespace k3plan {
@@ -332,5 +333,20 @@ std::string render(const Report& r, Format f, const TextOptions& text) {
   }
   return {};
 }
+
+void make_printable(Report& r) {
+  const auto cell = [](std::string& s) { s = sanitize_text(s, true, false); };
+  for (auto& t : r.tables) {
+    cell(t.title);
+    for (auto& h : t.headers) cell(h);
+    for (auto& row : t.rows)
+      for (auto& c : row) cell(c);
+  }
+  for (auto& n : r.notes) cell(n);
+  for (auto& a : r.assumptions) cell(a);
+  cell(r.raw_text);
+  sanitize_json(r.data);
+}
+
 
 }  // namespace k3plan

@@ -22,5 +22,9 @@ std::string format_context(std::int64_t tokens);
 std::string human_decimal(double bytes);
 // "1453.8 GiB" style.
 std::string human_binary(double bytes);
+// 131072 -> "131,072" (rounded to the nearest integer)
+std::string fmt_int(double v);
+// parameter counts: "2.800T", "104.0B", "350.0M"
+std::string fmt_params(double p);
 
 }  // namespace k3plan

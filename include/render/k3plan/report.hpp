@@ -39,6 +39,10 @@ struct TextOptions {
   bool all_assumptions = false;
 };
 std::string render(const Report& r, Format f, const TextOptions& text = {});
+// Escapes every string of a report (tables, notes, JSON strings and keys; raw_text keeps its
+// newlines and tabs but loses other control characters and invalid bytes): what is echoed from
+// input can neither drive a terminal nor make JSON/YAML output invalid (output_file.hpp).
+void make_printable(Report& r);
 std::string render_table(const Table& t, std::size_t max_width = kTerminalWidth);
 
 }  // namespace k3plan

@@ -12,7 +12,7 @@
 #include <iostream>
 #include <k3plan/error.hpp>
 #include <k3plan/output_file.hpp>
-#include <k3plan/report.hpp>
+#include <nlohmann/json.hpp>
 
 namespace k3plan {
 
@@ -46,9 +46,9 @@ std::size_t utf8_seq(std::string_view s, std::size_t i) {
   return n;
 }
 
-// keep_layout: newline and tab pass (multi-line notes, scripts); keep_controls: only invalid UTF-8 is
-// escaped (JSON escapes control characters itself).
-std::string sanitize(std::string_view s, bool keep_layout, bool keep_controls) {
+}  // namespace
+
+std::string sanitize_text(std::string_view s, bool keep_layout, bool keep_controls) {
   std::string o;
   o.reserve(s.size());
   for (std::size_t i = 0; i < s.size();) {
@@ -74,7 +74,7 @@ std::string sanitize(std::string_view s, bool keep_layout, bool keep_controls) {
 void sanitize_json(nlohmann::json& j) {
   if (j.is_string()) {
     const auto& s = j.get_ref<const std::string&>();
-    if (!valid_utf8(s)) j = sanitize(s, true, true);
+    if (!valid_utf8(s)) j = sanitize_text(s, true, true);
   } else if (j.is_array()) {
     for (auto& v : j) sanitize_json(v);
   } else if (j.is_object()) {
@@ -85,11 +85,13 @@ void sanitize_json(nlohmann::json& j) {
     }
     if (bad_key) {
       nlohmann::json fixed = nlohmann::json::object();
-      for (auto it = j.begin(); it != j.end(); ++it) fixed[sanitize(it.key(), true, true)] = it.value();
+      for (auto it = j.begin(); it != j.end(); ++it) fixed[sanitize_text(it.key(), true, true)] = it.value();
       j = std::move(fixed);
     }
   }
 }
+
+namespace {
 
 std::string errno_text(int e) { return std::strerror(e); }
 
@@ -160,21 +162,7 @@ bool valid_utf8(std::string_view s, std::size_t* bad_offset) {
   return true;
 }
 
-std::string escape_for_terminal(std::string_view s) { return sanitize(s, false, false); }
-
-void make_printable(Report& r) {
-  const auto cell = [](std::string& s) { s = sanitize(s, true, false); };
-  for (auto& t : r.tables) {
-    cell(t.title);
-    for (auto& h : t.headers) cell(h);
-    for (auto& row : t.rows)
-      for (auto& c : row) cell(c);
-  }
-  for (auto& n : r.notes) cell(n);
-  for (auto& a : r.assumptions) cell(a);
-  cell(r.raw_text);
-  sanitize_json(r.data);
-}
+std::string escape_for_terminal(std::string_view s) { return sanitize_text(s, false, false); }
 
 void write_files_atomic(const std::vector<OutputFile>& files) {
   std::vector<Staged> staged;

@@ -7,13 +7,12 @@
 // then renamed over the target (rename(2) replaces a link at the target itself, never its referent).
 // A multi-file output stages every temporary complete before the first rename; any failure removes
 // every temporary and throws InputError naming the file (exit 2, nothing left behind).
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace k3plan {
-
-struct Report;
 
 struct OutputFile {
   std::string path;
@@ -35,8 +34,11 @@ void print_error_line(std::string_view msg) noexcept;
 // can neither drive a terminal nor make JSON/YAML output invalid.
 std::string escape_for_terminal(std::string_view s);
 bool valid_utf8(std::string_view s, std::size_t* bad_offset = nullptr);
-// Escapes every string of a report (tables, notes, JSON strings and keys;
-// raw_text keeps its newlines and tabs but loses other control characters and invalid bytes).
-void make_printable(Report& r);
+// The escaping itself. keep_layout: newline and tab pass (multi-line notes, scripts); keep_controls:
+// only invalid UTF-8 is escaped (JSON escapes control characters itself).
+std::string sanitize_text(std::string_view s, bool keep_layout, bool keep_controls);
+// Every string and key of a JSON value with invalid UTF-8 escaped (the writer then never throws).
+void sanitize_json(nlohmann::json& j);
+// make_printable(Report&), the same over a whole report, is in render/report.hpp.
 
 }  // namespace k3plan
