@@ -38,17 +38,21 @@ Cli::Cli() {
 
   auto show_opts = std::make_shared<ShowOptions>();
   auto* show = app.add_subcommand("show", "One model or GPU in full, with sources and assumptions");
-  show->add_option("id", show_opts->id, "Model or GPU id or alias")->required();
+  show->add_option("id", show_opts->id, "Model or GPU id or alias, or whatever -m accepts (model YAML, config.json, directory, Hub id)")
+      ->required();
   add_format(show, global);
   show->callback([this, show_opts] { action = [show_opts](const Catalogue& c) { return run_show(c, *show_opts); }; });
 
   auto w = std::make_shared<WeightsOptions>();
   auto* weights = app.add_subcommand("weights", "Weight bytes per precision (block scales included) and as shipped");
-  weights->add_option("-m,--model", w->model, "Catalogue id, model YAML, config.json or a directory holding one")->required();
+  weights->add_option("-m,--model", w->model, "Catalogue id, model YAML, config.json, a directory holding one, or a Hub id org/name[@rev]")
+      ->required();
   weights
       ->add_option("--precision,-p", w->precisions,
                    "Precisions to show (repeatable): bf16 fp16 fp8 fp8-block int8 mxfp4 nvfp4 int4 int4-g128 int2")
       ->delimiter(',');
+  weights->add_flag("--exact", w->exact,
+                    "For a Hugging Face Hub id: fetch each safetensors shard's header (range requests, no tensor data) for exact bytes");
   add_format(weights, global);
   weights->callback([this, w] { action = [w](const Catalogue& c) { return run_weights(c, *w); }; });
 
