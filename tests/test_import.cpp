@@ -194,3 +194,27 @@ TEST_CASE("Llama-Nemotron NAS block_configs: per-layer attention and FFN widths"
   CHECK(count_kind(m, AttnKind::none) == 31);  // no-op attention layers
   CHECK(count_params(m).total == Approx(49.9e9).epsilon(0.02));
 }
+
+TEST_CASE("Qwen3-Omni nests the language model under thinker_config and counts its audio encoder apart") {
+  // the layout of Qwen3-Omni-30B-A3B's config.json (transformers models/qwen3_omni_moe/
+  // configuration_qwen3_omni_moe.py: thinker_config.{text_config, vision_config, audio_config})
+  const Model m = import_hf_config(R"({"architectures": ["Qwen3OmniMoeForConditionalGeneration"], "model_type": "qwen3_omni_moe",
+    "thinker_config": {
+      "text_config": {"model_type": "qwen3_omni_moe_text", "hidden_size": 2048, "intermediate_size": 768, "moe_intermediate_size": 768,
+        "num_experts": 128, "num_experts_per_tok": 8, "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4,
+        "head_dim": 128, "vocab_size": 152064, "max_position_embeddings": 65536},
+      "vision_config": {"depth": 27, "hidden_size": 1152, "intermediate_size": 4304, "out_hidden_size": 2048, "patch_size": 16,
+        "spatial_merge_size": 2, "temporal_patch_size": 2, "num_position_embeddings": 2304, "deepstack_visual_indexes": [8, 16, 24]},
+      "audio_config": {"d_model": 1280, "encoder_layers": 32, "encoder_ffn_dim": 5120, "num_mel_bins": 128, "output_dim": 2048}}})",
+                                   "omni.json");
+  CHECK(m.num_layers() == 48);
+  REQUIRE(m.moe);
+  CHECK(m.moe->routed_experts == 128);
+  const auto p = count_params(m);
+  CHECK(p.total == Approx(30.5e9).epsilon(0.02));  // the Qwen3-30B-A3B language model
+  CHECK(p.audio == Approx(32 * (4.0 * 1280 * 1280 + 2.0 * 1280 * 5120)).epsilon(0.05));
+  CHECK(p.vision > p.audio);  // the vision tower plus the audio encoder
+  bool generic = false;
+  for (const auto& a : m.assumptions) generic = generic || a.reason.find("unrecognised architecture") != std::string::npos;
+  CHECK(!generic);
+}
