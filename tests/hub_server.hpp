@@ -24,7 +24,9 @@ namespace k3plan_test {
 
 class HubServer {
  public:
-  explicit HubServer(std::filesystem::path root, std::string token = "") : root_(std::move(root)), token_(std::move(token)) {
+  // silent: accept connections and never answer (for timeouts)
+  explicit HubServer(std::filesystem::path root, std::string token = "", bool silent = false)
+      : root_(std::move(root)), token_(std::move(token)), silent_(silent) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     int one = 1;
     ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -44,6 +46,7 @@ class HubServer {
     ::shutdown(fd_, SHUT_RDWR);
     ::close(fd_);
     if (thread_.joinable()) thread_.join();
+    for (int c : held_) ::close(c);
   }
   HubServer(const HubServer&) = delete;
   HubServer& operator=(const HubServer&) = delete;
@@ -62,6 +65,10 @@ class HubServer {
       const int c = ::accept(fd_, nullptr, nullptr);
       if (c < 0) {
         if (stop_) return;
+        continue;
+      }
+      if (silent_) {
+        held_.push_back(c);
         continue;
       }
       serve(c);
@@ -160,6 +167,8 @@ class HubServer {
 
   std::filesystem::path root_;
   std::string token_;
+  bool silent_ = false;
+  std::vector<int> held_;
   int fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};

@@ -122,7 +122,7 @@ TEST_CASE("a Hub id with a revision, through kv and show, reads Llama 4's chunke
   CHECK(asked);
 }
 
-TEST_CASE("Hub errors are one line with exit 2: 404, 401 without HF_TOKEN, 403 with a wrong one, no network") {
+TEST_CASE("Hub errors are one line with exit 2: 404, 401 without HF_TOKEN, 403 with a wrong one, timeout, no network") {
   TempDir root, cache;
   make_hub(root.path());
   Env env;
@@ -139,6 +139,12 @@ TEST_CASE("Hub errors are one line with exit 2: 404, 401 without HF_TOKEN, 403 w
     expect_usage_error({"weights", "-m", "k3plan-test/Qwen3-0.6B"}, {"HTTP 403"});
     env.set("HF_TOKEN", "hf_secret");
     CHECK(run({"weights", "-m", "k3plan-test/Qwen3-0.6B"}).code == 0);
+  }
+  SECTION("timeout") {
+    HubServer mute(root.path(), "", true);
+    hub_env(env, mute.endpoint(), cache);
+    env.set("HF_HUB_DOWNLOAD_TIMEOUT", "1");
+    expect_usage_error({"weights", "-m", "k3plan-test/Qwen3-0.6B"}, {"cannot fetch", "imeout"});
   }
   SECTION("no network") {
     std::string dead;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -118,7 +119,7 @@ Response http_get(const std::string& url, const HubSettings& s, const std::strin
   curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
   // the token goes only to the endpoint's own host, not to a CDN a redirect points at
   curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, std::min(10L, s.timeout_s));
   curl_easy_setopt(c, CURLOPT_TIMEOUT, s.timeout_s);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
@@ -155,8 +156,15 @@ std::string repo_cache_dir(const HubId& id, const HubSettings& s) {
   return (fs::path(s.cache_dir) / name).string();
 }
 
+// A revision such as refs/pr/1 is one path segment in the Hub's URLs
+std::string encode_revision(const std::string& rev) {
+  std::string out;
+  for (char c : rev) out += c == '/' ? std::string("%2F") : std::string(1, c);
+  return out;
+}
+
 std::string url_of(const HubSettings& s, const HubId& id, const std::string& file) {
-  return fmt::format("{}/{}/resolve/{}/{}", s.endpoint, id.repo, id.revision, file);
+  return fmt::format("{}/{}/resolve/{}/{}", s.endpoint, id.repo, encode_revision(id.revision), file);
 }
 
 }  // namespace
@@ -190,6 +198,15 @@ HubSettings hub_settings_from_env() {
   if (s.endpoint.empty()) s.endpoint = "https://huggingface.co";
   while (!s.endpoint.empty() && s.endpoint.back() == '/') s.endpoint.pop_back();
   s.token = env("HF_TOKEN");
+  // huggingface_hub's HF_HUB_DOWNLOAD_TIMEOUT (seconds) bounds every request
+  const std::string t = env("HF_HUB_DOWNLOAD_TIMEOUT");
+  if (!t.empty()) {
+    char* end = nullptr;
+    const long v = std::strtol(t.c_str(), &end, 10);
+    if (end == t.c_str() || *end != '\0' || v <= 0 || v > 86400)
+      throw InputError(fmt::format("HF_HUB_DOWNLOAD_TIMEOUT: '{}' is not a number of seconds", t));
+    s.timeout_s = v;
+  }
   const std::string off = env("HF_HUB_OFFLINE");
   s.offline = !off.empty() && off != "0" && off != "false" && off != "False" && off != "no";
   const std::string hf_home = env("HF_HOME");
@@ -214,7 +231,7 @@ std::string hub_fetch(const HubId& id, const HubSettings& s, bool shard_headers)
     if (!fs::exists(ref, ec)) throw InputError(fmt::format("{}: not in the Hub cache {} and HF_HUB_OFFLINE is set", what, base.string()));
     sha = read_text(ref);
   } else {
-    const std::string url = fmt::format("{}/api/models/{}/revision/{}", s.endpoint, id.repo, id.revision);
+    const std::string url = fmt::format("{}/api/models/{}/revision/{}", s.endpoint, id.repo, encode_revision(id.revision));
     const Response r = http_get(url, s, what);
     if (r.status != 200) http_error(r, url, what, s);
     try {
