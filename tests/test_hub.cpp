@@ -94,7 +94,11 @@ TEST_CASE("weights -m org/name fetches config.json and the index from the Hub, t
     CHECK(table.out.find("exact (safetensors headers)") != std::string::npos);
     WARN("k3plan weights -m k3plan-test/Qwen3-0.6B --exact -p bf16,fp8 (HF_ENDPOINT=" << hub.endpoint() << ")\n" << table.out);
   }
-  // the server is gone: offline mode reads the cache, headers included
+  // the server is gone: a fetched revision is served from the cache, and offline mode reads it too
+  const Run down = run({"weights", "-m", "k3plan-test/Qwen3-0.6B", "--format", "json"});
+  INFO(down.err);
+  CHECK(down.code == 0);
+  CHECK(down.err.find("using the cached snapshot") != std::string::npos);
   env.set("HF_HUB_OFFLINE", "1");
   const Run off = run({"weights", "-m", "k3plan-test/Qwen3-0.6B", "--exact", "--format", "json"});
   INFO(off.err);

@@ -220,30 +220,42 @@ HubSettings hub_settings_from_env() {
   return s;
 }
 
-std::string hub_fetch(const HubId& id, const HubSettings& s, bool shard_headers) {
+std::string hub_fetch(const HubId& id, const HubSettings& settings, bool shard_headers) {
+  HubSettings s = settings;
   const fs::path base = repo_cache_dir(id, s);
   const fs::path ref = base / "refs" / id.revision;
   std::error_code ec;
   std::string sha;
   json info;
   const std::string what = id.repo + (id.revision == "main" ? "" : "@" + id.revision);
+  if (!s.offline) {
+    const std::string url = fmt::format("{}/api/models/{}/revision/{}", s.endpoint, id.repo, encode_revision(id.revision));
+    std::optional<Response> r;
+    try {
+      r = http_get(url, s, what);
+    } catch (const InputError& e) {
+      // no network (or a timeout): a revision fetched before is served from the cache
+      if (!fs::exists(ref, ec)) throw;
+      std::fprintf(stderr, "k3plan: note: %s; using the cached snapshot\n", e.what());
+      s.offline = true;
+    }
+    if (r) {
+      if (r->status != 200) http_error(*r, url, what, s);
+      try {
+        info = json::parse(r->body);
+      } catch (const json::parse_error&) {
+        throw InputError(fmt::format("{}: {}: malformed JSON from the Hub", what, url));
+      }
+      sha = info.is_object() && info.contains("sha") && info["sha"].is_string() ? info["sha"].get<std::string>() : id.revision;
+    }
+  }
   if (s.offline) {
     if (!fs::exists(ref, ec)) throw InputError(fmt::format("{}: not in the Hub cache {} and HF_HUB_OFFLINE is set", what, base.string()));
     sha = read_text(ref);
-  } else {
-    const std::string url = fmt::format("{}/api/models/{}/revision/{}", s.endpoint, id.repo, encode_revision(id.revision));
-    const Response r = http_get(url, s, what);
-    if (r.status != 200) http_error(r, url, what, s);
-    try {
-      info = json::parse(r.body);
-    } catch (const json::parse_error&) {
-      throw InputError(fmt::format("{}: {}: malformed JSON from the Hub", what, url));
-    }
-    sha = info.is_object() && info.contains("sha") && info["sha"].is_string() ? info["sha"].get<std::string>() : id.revision;
-    bool ok = !sha.empty() && sha.size() <= 128;
-    for (char c : sha) ok = ok && (hub_name_char(c) && c != '.');
-    if (!ok) throw InputError(fmt::format("{}: {}: field 'sha': not a commit id", what, url));
   }
+  bool ok = !sha.empty() && sha.size() <= 128;
+  for (char c : sha) ok = ok && (hub_name_char(c) && c != '.');
+  if (!ok) throw InputError(fmt::format("{}: commit id '{}' from the Hub (or its cache {}) is not valid", what, sha, ref.string()));
   const fs::path dir = base / "snapshots" / sha;
   std::set<std::string> listed;
   if (info.is_object() && info.contains("siblings") && info["siblings"].is_array())
