@@ -6,9 +6,10 @@
 //   GET {endpoint}/{org}/{name}/resolve/{rev}/{file}        (Range: bytes=a-b for shard headers)
 // Environment (the names huggingface_hub uses): HF_ENDPOINT (default https://huggingface.co),
 // HF_TOKEN (Authorization: Bearer), HF_HUB_OFFLINE=1 (cache only), HF_HOME (cache in
-// $HF_HOME/k3plan, else ~/.cache/k3plan), HF_HUB_DOWNLOAD_TIMEOUT (seconds per request, default 30). Files are cached per commit, so a
-// second run works offline. Errors (401/403/404, timeouts, no network, a file missing from the cache offline) are InputErrors: one line,
-// exit 2.
+// $HF_HOME/k3plan, else ~/.cache/k3plan), HF_HUB_DOWNLOAD_TIMEOUT (seconds per request, default
+// 30). Files are cached per commit, so a second run works offline: with HF_HUB_OFFLINE, or when
+// the Hub cannot be reached (a note on stderr). Errors (401/403/404, timeouts, no network with
+// nothing cached, a file missing from the cache offline) are InputErrors: one line, exit 2.
 #include <optional>
 #include <string>
 
