@@ -10,7 +10,7 @@
 #include <k3plan/hub.hpp>
 #include <sstream>
 
-#include "yaml_reader.hpp"
+#include <k3plan/yaml_reader.hpp>
 
 namespace k3plan {
 

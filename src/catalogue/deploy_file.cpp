@@ -7,12 +7,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <k3plan/deploy.hpp>
-#include <k3plan/engine.hpp>
+#include <k3plan/engine_version.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/units.hpp>
 #include <set>
 
-#include "yaml_reader.hpp"
+#include <k3plan/yaml_reader.hpp>
 
 namespace k3plan {
 
@@ -163,7 +163,6 @@ struct Reader {
 
 }  // namespace
 
-int Deployment::default_port() const { return engine_model(engine, engine_version).default_port(); }
 
 Deployment parse_deployment(const std::string& text, const std::string& origin, std::vector<Finding>& findings) {
   if (text.find('\0') != std::string::npos) throw InputError(fmt::format("{}: binary data, not a YAML file", origin));
@@ -204,7 +203,7 @@ Deployment parse_deployment(const std::string& text, const std::string& origin, 
   if (auto v = r.str(root, "engine_version", "engine_version")) {
     d.engine_version = *v;
     try {
-      engine_model(d.engine, d.engine_version);
+      engine_version_for(d.engine, d.engine_version);
     } catch (const InputError& e) {
       r.error("schema/enum", e.what(), root["engine_version"]);
     }

@@ -1,4 +1,4 @@
-#include "yaml_reader.hpp"
+#include <k3plan/yaml_reader.hpp>
 
 #include <fmt/format.h>
 

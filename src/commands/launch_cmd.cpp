@@ -6,7 +6,7 @@
 #include <k3plan/launch.hpp>
 #include <k3plan/units.hpp>
 
-#include "commands/common.hpp"
+#include "common.hpp"
 
 namespace k3plan {
 

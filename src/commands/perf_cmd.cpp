@@ -18,7 +18,7 @@
 #include <set>
 #include <sstream>
 
-#include "catalogue/yaml_reader.hpp"
+#include <k3plan/yaml_reader.hpp>
 #include "common.hpp"
 
 namespace k3plan {

@@ -7,7 +7,7 @@
 #include <k3plan/engine.hpp>
 #include <mutex>
 
-#include "catalogue/yaml_reader.hpp"
+#include <k3plan/yaml_reader.hpp>
 
 namespace k3plan {
 

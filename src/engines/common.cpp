@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <k3plan/budget.hpp>
 
-#include "engines/engines_impl.hpp"
+#include "engines_impl.hpp"
 
 namespace k3plan {
 

@@ -17,7 +17,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "catalogue/yaml_reader.hpp"
+#include <k3plan/yaml_reader.hpp>
 
 namespace k3plan {
 

@@ -21,7 +21,7 @@
 #include <k3plan/engine_log.hpp>
 #include <k3plan/units.hpp>
 
-#include "engines/engines_impl.hpp"
+#include "engines_impl.hpp"
 
 namespace k3plan {
 

@@ -55,7 +55,7 @@ LaunchPlan make_launch_plan(const Deployment& d, const Model& m, const Layout& l
   p.nodes = nodes;
   p.gpus_per_node = gpus_per_node;
   const std::string model_path = !d.model_path.empty() ? d.model_path : serve_model_path(m, d.model);
-  const int port = d.port > 0 ? d.port : d.default_port();
+  const int port = d.port > 0 ? d.port : engine_model(d.engine, d.engine_version).default_port();
   const std::string head = d.head_address.empty() ? std::string(kHeadAddrVar) : d.head_address;
   p.health_url = fmt::format("http://{}:{}/v1/models", d.host == "0.0.0.0" ? "127.0.0.1" : d.host, port);
   p.ready_line = d.engine == Engine::sglang ? "The server is fired up and ready to roll!" : "Application startup complete.";
@@ -170,7 +170,7 @@ std::string emit_shell(const LaunchPlan& p, int only_rank) {
 
 std::string emit_lws(const LaunchPlan& p, const std::string& image, const std::string& gpu_resource) {
   const Deployment& d = p.deployment;
-  const int port = d.port > 0 ? d.port : d.default_port();
+  const int port = d.port > 0 ? d.port : engine_model(d.engine, d.engine_version).default_port();
   std::string name = "k3plan-" + p.model_id;
   for (auto& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') c = '-';

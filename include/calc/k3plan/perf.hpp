@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <k3plan/gpu.hpp>
 #include <k3plan/kv.hpp>
-#include <k3plan/layout.hpp>
+#include <k3plan/parallel.hpp>
 #include <k3plan/model.hpp>
 #include <string>
 #include <vector>

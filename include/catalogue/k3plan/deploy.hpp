@@ -3,7 +3,7 @@
 // the same read back from a vLLM / SGLang command line or a LeaderWorkerSet manifest. Every field
 // remembers where it came from so findings point at file:line:column.
 #include <cstdint>
-#include <k3plan/layout.hpp>
+#include <k3plan/parallel.hpp>
 #include <map>
 #include <optional>
 #include <string>
@@ -57,7 +57,6 @@ struct Deployment {
   std::map<std::string, SourcePos> where;  // field name -> position
 
   SourcePos pos(const std::string& field) const;
-  int default_port() const;  // the engine model's (engine.hpp)
 };
 
 // Parses a deployment YAML. Malformed YAML (or not a mapping) throws InputError (exit 2); schema

@@ -14,6 +14,7 @@
 // sglang.cpp for the formulas with their sources.
 #include <cstdint>
 #include <k3plan/gpu.hpp>
+#include <k3plan/engine_version.hpp>
 #include <k3plan/kv.hpp>
 #include <k3plan/layout.hpp>
 #include <k3plan/model.hpp>
@@ -35,51 +36,6 @@ struct LogTerm {
   double pool_effect_bytes = 0;  // what our difference does to the KV pool (+ = we leave more)
 };
 
-// One version window of one engine, as data/engines/<engine>.yaml states it.
-struct EngineVersion {
-  Engine engine = Engine::sglang;
-  std::string id;      // window name, e.g. "0.11" or "main"
-  std::string first;   // first release covered, e.g. "0.11.0"
-  std::string last;    // last release covered ("" = open: every later release)
-  std::string source;  // engine file(s) @ commit this window follows
-  std::string date;    // date of that commit
-
-  // --- vLLM
-  double gpu_memory_utilization = 0.9;         // CacheConfig default
-  std::string profile = "v1";                  // v0: peak includes weights, profile batch = max_model_len; v1: snapshot increase
-  bool cudagraph_in_profile = false;           // CUDA-graph memory estimated and subtracted before the KV pool
-  std::string kv_tokens_report = "per_group";  // what "GPU KV cache size" prints: blocks | per_group | concurrency
-  int kernel_block_alignment = 16;             // hybrid page-size unification rounds the attention block to this
-  int mla_hybrid_alignment = 16;               // the same for MLA hybrids (Kimi Linear, K3): 64 in 0.12-0.19
-  double group_size_factor = 0;                // hybrid groups: the largest bucket is the group size when max < factor x min (0 = never)
-  double cudagraph_estimate_gib = 0;           // subtracted from the pool when cudagraph_in_profile (assumed figure)
-  bool hybrid_kv_groups = true;                // hybrid KV cache manager (layers grouped, one shared page pool)
-  double non_torch_tp1_gib = 0.25;             // NCCL / custom all-reduce buffers, world size 1
-  double non_torch_tp_gib = 2.1;               // TP > 1
-  double non_torch_pp_gib = 0.07;              // TP 1 with pipeline stages
-  bool rope_cache_full = true;                 // RoPE cos/sin cache sized by max_position_embeddings
-
-  // --- SGLang (docs/engine-sources/sglang.md has each rule with its commit)
-  std::string mem_fraction_rule =
-      "reserved";                          // by_tp (0.4.0-0.4.5) | by_tp_large (0.4.6-0.4.7) | gpu_class (0.4.8-0.5.2) | reserved (0.5.3+)
-  bool prefill_graph_reserve = false;      // 0.5.10+: the prefill (piecewise) CUDA-graph term of the reserve
-  double mamba_full_memory_ratio = 0.9;    // --mamba-full-memory-ratio default
-  int mamba_no_radix_default_slots = 512;  // max_mamba_cache_size with the radix cache disabled and no cap given
-  bool mamba_padding_slot = true;          // 0.5.17+: K = (budget - per_req) // per_req, K + 1 slots allocated
-  int mamba_slots_per_request = 3;         // radix cache on: state slots one running request holds (base)
-  bool mamba_extra_buffer = true;          // 0.5.8+: auto strategy = extra_buffer (+2 slots with the overlap scheduler)
-  bool latent_moe_replicated = true;       // LatentMoE up/down projections are ReplicatedLinear (bf16)
-  bool dsa_fp8_656 = true;                 // 0.5.9+: fp8 DSA cell is 656 B/layer on CUDA (576 before, and on HIP)
-  bool vlm_mem_fraction_adjust = true;     // adjust_mem_fraction_for_vlm
-  // memory used before the weights load (CUDA context, NCCL, custom all-reduce), GiB, by TP size
-  double context_tp1_gib = 1.0;
-  double context_tp4_gib = 1.2;  // TP 2-4
-  double context_tp8_gib = 3.0;  // TP >= 8
-  double context_rocm_tp1_gib = 0.65;
-  double context_rocm_tp8_gib = 4.1;  // TP >= 2 on ROCm
-
-  bool covers(const std::string& release) const;
-};
 
 // A refusal of a layout or setting: a rule id (stable, used by `check`), the field it concerns and
 // the message in the engine's own words where the engine has them.
@@ -188,8 +144,6 @@ class EngineModel {
 // The engine model for `e` at `version` (a release number or window id; empty = newest).
 // Throws InputError listing the known versions when none covers `version`.
 const EngineModel& engine_model(Engine e, const std::string& version = "");
-// The windows modelled for `e`, oldest first.
-const std::vector<EngineVersion>& engine_versions(Engine e);
 // Every engine, for code that iterates over them (plan, tests).
 inline constexpr Engine kEngines[] = {Engine::sglang, Engine::vllm};
 
@@ -210,9 +164,5 @@ struct AccuracyBand {
 // The narrowest scope with at least one log: engine window and kind, then the engine and kind; no
 // log of that kind for the engine = "not validated".
 AccuracyBand accuracy_band(Engine e, const std::string& window, const std::string& kind);
-
-// Parses "sglang" / "vllm" (did-you-mean on a typo).
-Engine parse_engine(const std::string& s);
-const char* to_string(Engine e);
 
 }  // namespace k3plan

@@ -18,7 +18,7 @@
 //         X GB, ssm_state size: Y GB" | "max_total_num_tokens=N, ..., max_running_requests=M,
 //         context_len=L, ..." | "Memory pool end. avail mem=X GB"
 #include <cstdint>
-#include <k3plan/layout.hpp>
+#include <k3plan/parallel.hpp>
 #include <map>
 #include <optional>
 #include <string>

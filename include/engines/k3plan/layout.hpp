@@ -1,29 +1,13 @@
 #pragma once
-// Parallel layouts and the rules the engines enforce on them.
-// Invariant: gpus() == tp * pp * dp for vLLM; for SGLang the instance is tp * pp GPUs and dp
-// (DP-attention) partitions the TP group, so gpus() == tp * pp.
+// The rules the engines enforce on parallel layouts (the Layout type is in parallel.hpp).
 #include <k3plan/gpu.hpp>
 #include <k3plan/model.hpp>
+#include <k3plan/parallel.hpp>
 #include <string>
 #include <vector>
 
 namespace k3plan {
 
-enum class Engine { sglang, vllm };  // the engine models are in engine.hpp
-
-struct Layout {
-  int tp = 1;
-  int ep = 1;  // expert-parallel degree (1 = experts TP-sharded or dense model)
-  int dp = 1;
-  int pp = 1;
-  bool dp_attention = false;
-  // decode context parallel: the MLA cache of each sequence is split over dcp ranks of the TP
-  // group (SGLang --dcp-size, vLLM --decode-context-parallel-size); adds no GPUs
-  int dcp = 1;
-  // GPUs one instance occupies, as the engine counts them (engine_model(e).gpus); computed wide
-  // and clamped: absurd degrees from user input must not overflow
-  int gpus(Engine e) const;
-};
 
 // Reasons (in the engine's own words where it has them) that `engine` refuses `l` for `m` on
 // `gpu` with `gpus` GPUs; empty = accepted. `warnings` gets non-fatal notes (TP across nodes).

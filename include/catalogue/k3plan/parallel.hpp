@@ -1,0 +1,30 @@
+#pragma once
+// The parallel layout of one engine instance, as a value (engines/ gives it meaning: layout.hpp,
+// engine.hpp). Lives in the catalogue layer because deployment files and start-up logs carry one.
+// Invariant: gpus() == tp * pp * dp for vLLM; for SGLang the instance is tp * pp GPUs and dp
+// (DP-attention) partitions the TP group, so gpus() == tp * pp.
+#include <string>
+
+namespace k3plan {
+
+enum class Engine { sglang, vllm };  // the engine models are in engine.hpp
+
+struct Layout {
+  int tp = 1;
+  int ep = 1;  // expert-parallel degree (1 = experts TP-sharded or dense model)
+  int dp = 1;
+  int pp = 1;
+  bool dp_attention = false;
+  // decode context parallel: the MLA cache of each sequence is split over dcp ranks of the TP
+  // group (SGLang --dcp-size, vLLM --decode-context-parallel-size); adds no GPUs
+  int dcp = 1;
+  // GPUs one instance occupies, as the engine counts them (engine_model(e).gpus); computed wide
+  // and clamped: absurd degrees from user input must not overflow
+  int gpus(Engine e) const;  // defined in src/engines/layout.cpp (the engine model decides)
+};
+
+const char* to_string(Engine e);
+// "sglang" | "vllm"; anything else is an InputError with a suggestion
+Engine parse_engine(const std::string& s);
+
+}  // namespace k3plan
