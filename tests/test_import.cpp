@@ -137,3 +137,84 @@ TEST_CASE("malformed and hostile config.json files are input errors") {
       R"({"hidden_size": 8, "vocab_size": 8, "max_position_embeddings": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 8})",
       "x.json"));
 }
+
+TEST_CASE("Llama 4 Scout: shared expert, chunked local attention on the RoPE layers and KV capped at the chunk") {
+  const Model m = load("meta-llama--Llama-4-Scout-17B-16E-Instruct_config.json");
+  REQUIRE(m.moe);
+  CHECK(m.moe->shared_experts == 1);
+  int chunked = 0, global = 0;
+  for (int l = 0; l < m.num_layers(); ++l) {
+    const auto& b = m.blocks[static_cast<std::size_t>(m.layers[static_cast<std::size_t>(l)])];
+    if (b.sliding_window == 8192)
+      ++chunked;
+    else if (b.sliding_window == 0)
+      ++global;
+    // no_rope_layers is empty in the config: Llama4TextConfig makes every 4th layer NoPE (global)
+    CHECK((b.sliding_window == 0) == ((l + 1) % 4 == 0));
+  }
+  CHECK(chunked == 36);
+  CHECK(global == 12);
+  KvOptions o;
+  o.kv_dtype = "bf16";
+  const double per_token_layer = 8 * 128 * 2 * 2.0;  // 8 kv heads x 128 x (K + V) x 2 B
+  const double at_128k = kv_profile(m, o).bytes_per_sequence(131072);
+  CHECK(at_128k == Approx(12 * 131072 * per_token_layer + 36 * 8192 * per_token_layer));
+  CHECK(at_128k < 0.31 * 48 * 131072 * per_token_layer);  // full attention everywhere would be 3.4x more
+  // Maverick: MoE on every other layer (interleave_moe_layer_step 2), 400B total
+  CHECK(count_params(load("meta-llama--Llama-4-Maverick-17B-128E-Instruct_config.json")).total == Approx(400e9).epsilon(0.02));
+}
+
+TEST_CASE("Nemotron 3 reads M, E and * layers, and Ultra's layers_block_type without num_hidden_layers") {
+  const Model super = load("aiconfigurator/nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8_config.json");
+  CHECK(super.num_layers() == 88);
+  CHECK(count_kind(super, AttnKind::mamba2) == 40);
+  CHECK(count_kind(super, AttnKind::gqa) == 8);
+  CHECK(count_kind(super, AttnKind::none) == 40);  // the MoE layers
+  REQUIRE(super.moe);
+  CHECK(super.moe->latent_size == 1024);
+  CHECK(!super.gated_mlp);  // relu^2 experts: up and down only
+  const auto ps = count_params(super);
+  CHECK(ps.total == Approx(120e9).epsilon(0.02));
+  CHECK(ps.active == Approx(12e9).epsilon(0.05));
+  const Model ultra = load("aiconfigurator/nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16_config.json");
+  CHECK(ultra.num_layers() == 108);
+  CHECK(count_kind(ultra, AttnKind::gqa) > 0);
+  CHECK(count_params(ultra).total > 400e9);
+  CHECK_THROWS_AS(import_hf_config(R"({"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "hidden_size": 64,
+      "vocab_size": 10, "max_position_embeddings": 8, "num_attention_heads": 2, "intermediate_size": 8, "n_routed_experts": 4,
+      "num_experts_per_tok": 1, "moe_intermediate_size": 8, "mamba_num_heads": 2, "mamba_head_dim": 8, "ssm_state_size": 4,
+      "layers_block_type": ["mamba", "banana"]})",
+                                   "x.json"),
+                  InputError);
+}
+
+TEST_CASE("Llama-Nemotron NAS block_configs: per-layer attention and FFN widths") {
+  const Model m = load("aiconfigurator/nvidia--Llama-3_3-Nemotron-Super-49B-v1_config.json");
+  CHECK(m.num_layers() == 80);
+  CHECK(count_kind(m, AttnKind::none) == 31);  // no-op attention layers
+  CHECK(count_params(m).total == Approx(49.9e9).epsilon(0.02));
+}
+
+TEST_CASE("Qwen3-Omni nests the language model under thinker_config and counts its audio encoder apart") {
+  // the layout of Qwen3-Omni-30B-A3B's config.json (transformers models/qwen3_omni_moe/
+  // configuration_qwen3_omni_moe.py: thinker_config.{text_config, vision_config, audio_config})
+  const Model m = import_hf_config(R"({"architectures": ["Qwen3OmniMoeForConditionalGeneration"], "model_type": "qwen3_omni_moe",
+    "thinker_config": {
+      "text_config": {"model_type": "qwen3_omni_moe_text", "hidden_size": 2048, "intermediate_size": 768, "moe_intermediate_size": 768,
+        "num_experts": 128, "num_experts_per_tok": 8, "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4,
+        "head_dim": 128, "vocab_size": 152064, "max_position_embeddings": 65536},
+      "vision_config": {"depth": 27, "hidden_size": 1152, "intermediate_size": 4304, "out_hidden_size": 2048, "patch_size": 16,
+        "spatial_merge_size": 2, "temporal_patch_size": 2, "num_position_embeddings": 2304, "deepstack_visual_indexes": [8, 16, 24]},
+      "audio_config": {"d_model": 1280, "encoder_layers": 32, "encoder_ffn_dim": 5120, "num_mel_bins": 128, "output_dim": 2048}}})",
+                                   "omni.json");
+  CHECK(m.num_layers() == 48);
+  REQUIRE(m.moe);
+  CHECK(m.moe->routed_experts == 128);
+  const auto p = count_params(m);
+  CHECK(p.total == Approx(30.5e9).epsilon(0.02));  // the Qwen3-30B-A3B language model
+  CHECK(p.audio == Approx(32 * (4.0 * 1280 * 1280 + 2.0 * 1280 * 5120)).epsilon(0.05));
+  CHECK(p.vision > p.audio);  // the vision tower plus the audio encoder
+  bool generic = false;
+  for (const auto& a : m.assumptions) generic = generic || a.reason.find("unrecognised architecture") != std::string::npos;
+  CHECK(!generic);
+}

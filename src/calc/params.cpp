@@ -116,10 +116,11 @@ void add_layer(const Model& m, int layer_block, bool moe_layer, std::array<doubl
   if (moe_layer) {
     const auto& e = *m.moe;
     const double in = e.latent_size > 0 ? d(e.latent_size) : h;
-    const double per_expert = 3 * in * d(e.expert_intermediate_size);
+    // experts use the model's MLP form: gate/up/down, or up/down for relu^2 (Nemotron-H)
+    const double per_expert = m.mlp_matrices() * in * d(e.expert_intermediate_size);
     routed += per_expert;
     at(ParamGroup::routed_experts) += per_expert * e.routed_experts;
-    at(ParamGroup::shared_experts) += 3 * h * d(e.shared_intermediate_size);
+    at(ParamGroup::shared_experts) += m.mlp_matrices() * h * d(e.shared_intermediate_size);
     at(ParamGroup::router) += h * e.routed_experts + e.routed_experts;  // gate + correction bias
     if (e.latent_size > 0) at(ParamGroup::latent_proj) += 2 * h * e.latent_size + e.latent_size;
   } else {
@@ -157,6 +158,7 @@ ParamCounts count_params(const Model& m) {
     at(ParamGroup::mtp) = p.mtp;
   }
   p.vision = m.vision_params;
+  p.audio = m.audio_params;
   at(ParamGroup::vision) = p.vision;
   for (int gi = 0; gi < kParamGroups; ++gi) {
     const auto g = static_cast<ParamGroup>(gi);

@@ -9,6 +9,7 @@
 #include <k3plan/embedded.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/input_file.hpp>
+#include <k3plan/hub.hpp>
 #include <sstream>
 
 #include <k3plan/yaml_reader.hpp>
@@ -518,6 +519,16 @@ Model resolve_model(const Catalogue& cat, const std::string& spec) {
       return import_checked(text, p.string(), fs::exists(q, ec) && q != p ? read_file(q, "hf_quant_config.json") : "");
     }
     return parse_model_yaml(text, p.string());
+  }
+  if (const auto hub = parse_hub_id(spec)) {  // org/name[@revision], not in the catalogue: the Hugging Face Hub
+    const fs::path dir = hub_fetch(*hub, hub_settings_from_env());
+    const auto q = dir / "hf_quant_config.json";
+    Model m = import_hf_config(read_file(dir / "config.json"), (dir / "config.json").string(), fs::exists(q, ec) ? read_file(q) : "");
+    m.hf_repo = hub->repo;
+    m.id = lower(spec);
+    m.name = spec;
+    m.source = "Hugging Face Hub " + spec + " (" + dir.filename().string() + ")";
+    return m;
   }
   const bool looks_like_path = spec.find('/') != std::string::npos && (spec.front() == '/' || spec.front() == '.' || spec.size() > 5) &&
                                (spec.find(".json") != std::string::npos || spec.find(".yaml") != std::string::npos ||

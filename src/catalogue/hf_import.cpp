@@ -231,6 +231,7 @@ std::vector<std::string> fill_family_defaults(nlohmann::json& t, const nlohmann:
       filled.push_back("layer_types (every 6th layer global)");
     }
   } else if (type == "gemma2") {
+    put("tie_word_embeddings", true);  // Gemma2Config default
     if (!t.contains("layer_types") && layers > 0 && t.contains("sliding_window")) {
       nlohmann::json lt = nlohmann::json::array();
       for (int i = 0; i < layers; ++i) lt.push_back(i % 2 == 0 ? "sliding_attention" : "full_attention");
@@ -239,6 +240,187 @@ std::vector<std::string> fill_family_defaults(nlohmann::json& t, const nlohmann:
     }
   }
   return filled;
+}
+}  // namespace
+
+namespace {
+// ---- the architecture table -------------------------------------------------------------------
+// One entry per family, matched on the config's `architectures[0]` (exact, or by prefix when the
+// entry ends in '*') or, failing that, on `model_type` (of text_config, then the top level). The
+// family decides the rules below (what each field means in that family); a config that matches no
+// entry is read generically and says so in every output.
+enum class Family {
+  generic,
+  llama,       // Llama 2/3/3.1/3.3: transformers models/llama/configuration_llama.py
+  llama4,      // models/llama4/configuration_llama4.py (Llama4TextConfig, Llama4VisionConfig)
+  deci,        // Llama-Nemotron NAS (DeciLMForCausalLM): per-layer block_configs (remote code configuration_decilm.py)
+  nemotron_h,  // Nemotron-H / Nemotron 3: models/nemotron_h/configuration_nemotron_h.py
+  gemma2,      // models/gemma2/configuration_gemma2.py
+  gemma3,      // models/gemma3/configuration_gemma3.py
+  mistral,     // Mistral / Ministral: models/mistral/configuration_mistral.py
+  mixtral,     // models/mixtral/configuration_mixtral.py
+  phi3,        // Phi-3 / Phi-4: models/phi3/configuration_phi3.py
+  qwen2,       // Qwen2 / Qwen2.5: models/qwen2/configuration_qwen2.py
+  qwen2_vl,    // Qwen2-VL / Qwen2.5-VL: models/qwen2_5_vl/configuration_qwen2_5_vl.py
+  qwen3,       // models/qwen3/configuration_qwen3.py
+  qwen3_moe,   // models/qwen3_moe/configuration_qwen3_moe.py
+  qwen3_next,  // models/qwen3_next/configuration_qwen3_next.py
+  qwen3_5,     // Qwen3.5 / 3.6 (dense and MoE, text_config + vision_config)
+  qwen3_vl,    // models/qwen3_vl/configuration_qwen3_vl.py, qwen3_vl_moe
+  qwen3_omni,  // models/qwen3_omni_moe/configuration_qwen3_omni_moe.py (thinker_config)
+  glm4_moe,    // GLM 4.5 / 4.6 / 4.7: models/glm4_moe/configuration_glm4_moe.py
+  glm_dsa,     // GLM 5.x: MLA + DeepSeek sparse attention (glm_moe_dsa)
+  minimax,     // MiniMax M2 / M3 (minimax_m2, minimax_m3)
+  deepseek,    // DeepSeek V2 / V3 / V3.1 / V3.2 / R1: models/deepseek_v3/configuration_deepseek_v3.py
+  deepseek_v4,
+  kimi,         // Kimi K2 / K2.5 / K2.6 (DeepSeek V3 geometry; K2.5 adds a MoonViT tower)
+  kimi_linear,  // Kimi Linear / Kimi K3: KDA + MLA (linear_attn_config)
+  gpt_oss,      // models/gpt_oss/configuration_gpt_oss.py
+  step,         // StepFun Step 3.5 / 3.7 Flash (layer_types, share_expert_dim; remote-code configuration)
+};
+
+struct FamilyRule {
+  Family family;
+  const char* name;
+  std::vector<const char*> architectures;  // '*' suffix = prefix match
+  std::vector<const char*> model_types;
+};
+
+const std::vector<FamilyRule>& family_table() {
+  static const std::vector<FamilyRule> t = {
+      {Family::llama4, "Llama 4", {"Llama4*"}, {"llama4", "llama4_text"}},
+      {Family::llama, "Llama", {"LlamaForCausalLM"}, {"llama"}},
+      {Family::deci, "Llama-Nemotron (NAS)", {"DeciLMForCausalLM"}, {"nemotron-nas"}},
+      {Family::nemotron_h, "Nemotron-H / Nemotron 3", {"NemotronH*"}, {"nemotron_h"}},
+      {Family::gemma2, "Gemma 2", {"Gemma2*"}, {"gemma2"}},
+      {Family::gemma3, "Gemma 3", {"Gemma3*"}, {"gemma3", "gemma3_text"}},
+      {Family::mixtral, "Mixtral", {"MixtralForCausalLM"}, {"mixtral"}},
+      {Family::mistral, "Mistral / Ministral", {"MistralForCausalLM", "Ministral*", "Mistral3*"}, {"mistral", "ministral", "mistral3"}},
+      {Family::phi3, "Phi-3 / Phi-4", {"Phi3*"}, {"phi3"}},
+      {Family::qwen2_vl, "Qwen2-VL / Qwen2.5-VL", {"Qwen2VL*", "Qwen2_5_VL*"}, {"qwen2_vl", "qwen2_5_vl"}},
+      {Family::qwen2, "Qwen2 / Qwen2.5", {"Qwen2ForCausalLM"}, {"qwen2"}},
+      {Family::qwen3_omni, "Qwen3-Omni", {"Qwen3OmniMoe*"}, {"qwen3_omni_moe"}},
+      {Family::qwen3_vl, "Qwen3-VL", {"Qwen3VL*"}, {"qwen3_vl", "qwen3_vl_moe", "qwen3_vl_text", "qwen3_vl_moe_text"}},
+      {Family::qwen3_next, "Qwen3-Next", {"Qwen3Next*"}, {"qwen3_next"}},
+      {Family::qwen3_5, "Qwen3.5", {"Qwen3_5*"}, {"qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"}},
+      {Family::qwen3_moe, "Qwen3-MoE", {"Qwen3MoeForCausalLM"}, {"qwen3_moe"}},
+      {Family::qwen3, "Qwen3", {"Qwen3ForCausalLM"}, {"qwen3"}},
+      {Family::glm4_moe, "GLM 4.5 / 4.6 / 4.7", {"Glm4Moe*"}, {"glm4_moe", "glm4_moe_lite"}},
+      {Family::glm_dsa, "GLM 5", {"GlmMoeDsa*"}, {"glm_moe_dsa"}},
+      {Family::minimax, "MiniMax M2 / M3", {"MiniMaxM2*", "MiniMaxM3*"}, {"minimax_m2", "minimax_m3", "minimax_m3_vl"}},
+      {Family::deepseek_v4, "DeepSeek V4", {"DeepseekV4*"}, {"deepseek_v4", "deepseek_ref"}},
+      {Family::kimi_linear, "Kimi Linear / Kimi K3", {"KimiLinear*", "KimiK3*"}, {"kimi_linear", "kimi_k3"}},
+      {Family::kimi, "Kimi K2 / K2.5", {"KimiK2*", "KimiVL*"}, {"kimi_k2", "kimi_k25", "kimi_vl"}},
+      {Family::deepseek,
+       "DeepSeek V2 / V3 / V3.2",
+       {"DeepseekV2*", "DeepseekV3*", "DeepseekV32*"},
+       {"deepseek_v2", "deepseek_v3", "deepseek_v32"}},
+      {Family::gpt_oss, "gpt-oss", {"GptOss*"}, {"gpt_oss"}},
+      {Family::step, "Step 3.x Flash", {"Step3p5*", "Step3p7*"}, {"step3p5", "step3p7"}},
+  };
+  return t;
+}
+
+bool name_matches(const std::string& value, const char* pattern) {
+  const std::string p(pattern);
+  if (!p.empty() && p.back() == '*') return value.rfind(p.substr(0, p.size() - 1), 0) == 0;
+  return value == p;
+}
+
+const FamilyRule* find_family(const json& root, const json& text) {
+  std::string arch;
+  if (root.contains("architectures") && root["architectures"].is_array() && !root["architectures"].empty() &&
+      root["architectures"][0].is_string())
+    arch = root["architectures"][0].get<std::string>();
+  auto type_of = [](const json& j) {
+    return j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "";
+  };
+  const std::string types[2] = {type_of(text), type_of(root)};
+  for (const auto& f : family_table())
+    for (const char* a : f.architectures)
+      if (!arch.empty() && name_matches(arch, a)) return &f;
+  for (const auto& t : types)
+    for (const auto& f : family_table())
+      for (const char* mt : f.model_types)
+        if (!t.empty() && t == mt) return &f;
+  return nullptr;
+}
+}  // namespace
+
+namespace {
+// A ViT-style vision tower from its config: patch embedding (channels x patch^2 x temporal patch),
+// learned position embeddings, per layer q/k/v/o + MLP (gated for SiLU towers, Qwen2.5-VL) + two
+// norms, and the merger/projector into the language model's hidden size. Field names per family:
+// SigLIP/CLIP/Llama 4 (hidden_size, num_hidden_layers, image_size), Qwen2.5-VL/Qwen3-VL/Qwen3.5
+// (depth, out_hidden_size, spatial_merge_size, deepstack_visual_indexes), MoonViT in Kimi K2.5/K3
+// (vt_* fields, merge_kernel_size), Gemma 4 (position_embedding_size).
+double vision_tower_params(const json& vj, std::int64_t text_hidden, Family fam, const std::string& origin) {
+  const Cfg v{vj, origin};
+  const double h = static_cast<double>(v.integer({"vt_hidden_size", "hidden_size", "embed_dim"}, 0));
+  const double inter = static_cast<double>(v.integer({"vt_intermediate_size", "intermediate_size"}, 0));
+  const double layers = static_cast<double>(v.integer({"vt_num_hidden_layers", "num_hidden_layers", "depth"}, 0));
+  if (h <= 0 || layers <= 0) return 0;
+  std::string act = v.str("hidden_act");
+  if (act.empty()) act = v.str("activation_func");
+  const bool gated = act == "silu" || act == "swiglu";
+  const double channels = static_cast<double>(v.integer({"in_channels", "in_chans", "num_channels"}, 3));
+  const double patch = static_cast<double>(v.integer({"patch_size", "spatial_patch_size"}, 14));
+  const double temporal = static_cast<double>(v.integer({"temporal_patch_size", "patch_temporal"}, 1));
+  double p = channels * patch * patch * temporal * h + h;  // patch embedding + bias
+  double positions = static_cast<double>(v.integer({"num_position_embeddings", "position_embedding_size"}, 0));
+  if (positions <= 0 && v.has("image_size")) {
+    const double side = std::floor(static_cast<double>(v.integer({"image_size"}, 0)) / patch);
+    positions = side * side + 1;  // + class token position (CLIP, Llama 4)
+  }
+  if (positions <= 0 && v.has("init_pos_emb_height"))
+    positions = static_cast<double>(v.integer({"init_pos_emb_height"}, 0)) * static_cast<double>(v.integer({"init_pos_emb_width"}, 0));
+  if (positions <= 0 && v.has("pos_emb_height"))
+    positions = static_cast<double>(v.integer({"pos_emb_height"}, 0)) * static_cast<double>(v.integer({"pos_emb_width"}, 0));
+  p += positions * h;
+  const double per_layer = 4 * h * h + 4 * h + (gated ? 3 : 2) * h * inter + inter + h + 4 * h;
+  p += layers * per_layer + 2 * h;  // + final norm
+  // merger / projector into the language model
+  int merge = as_int(v.integer({"spatial_merge_size", "merge_size"}, 0));
+  if (merge == 0 && v.has("merge_kernel_size") && v.j["merge_kernel_size"].is_array() && !v.j["merge_kernel_size"].empty() &&
+      v.j["merge_kernel_size"][0].is_number_integer())
+    merge = v.j["merge_kernel_size"][0].get<int>();
+  const double out = static_cast<double>(v.integer({"out_hidden_size", "text_hidden_size", "projection_dim"}, text_hidden));
+  if (fam == Family::llama4) {
+    // Llama4VisionPixelShuffleMLP: (h / ratio^2) -> projector_input_dim -> projector_output_dim,
+    // then the multi-modal projector vision_output_dim -> text hidden
+    const double ratio =
+        v.has("pixel_shuffle_ratio") && v.j["pixel_shuffle_ratio"].is_number() ? v.j["pixel_shuffle_ratio"].get<double>() : 0.5;
+    const double in = h / (ratio * ratio);
+    const double pin = static_cast<double>(v.integer({"projector_input_dim"}, 4096));
+    const double pout = static_cast<double>(v.integer({"projector_output_dim"}, 4096));
+    const double vout = static_cast<double>(v.integer({"vision_output_dim"}, 4096));
+    p += in * pin + pin * pout + vout * static_cast<double>(text_hidden);
+  } else if (merge > 1) {
+    const double wide = h * merge * merge;
+    double mergers = 1;
+    if (v.has("deepstack_visual_indexes") && v.j["deepstack_visual_indexes"].is_array())
+      mergers += static_cast<double>(v.j["deepstack_visual_indexes"].size());
+    p += mergers * (2 * wide + wide * wide + wide + wide * out + out);
+  } else {
+    p += h * static_cast<double>(text_hidden) + 2 * h;  // linear projection + norm (Gemma 3 mm_input_projection)
+  }
+  return p;
+}
+
+// A Whisper-style audio encoder (Qwen2-Audio, Qwen3-Omni audio_config): two conv layers over the
+// mel bins, encoder_layers x (attention + MLP + norms), projection to the language model.
+double audio_tower_params(const json& aj, std::int64_t text_hidden, const std::string& origin) {
+  const Cfg a{aj, origin};
+  const double d = static_cast<double>(a.integer({"d_model", "hidden_size"}, 0));
+  const double layers = static_cast<double>(a.integer({"encoder_layers", "num_hidden_layers"}, 0));
+  const double ffn = static_cast<double>(a.integer({"encoder_ffn_dim", "intermediate_size"}, 0));
+  if (d <= 0 || layers <= 0) return 0;
+  const double mels = static_cast<double>(a.integer({"num_mel_bins"}, 128));
+  const double out = static_cast<double>(a.integer({"output_dim"}, text_hidden));
+  double p = mels * d * 3 + d + d * d * 3 + d;                        // conv1, conv2 (kernel 3)
+  p += layers * (4 * d * d + 4 * d + 2 * d * ffn + ffn + d + 4 * d);  // encoder layers
+  p += 2 * d + d * out + out;                                         // final norm + projection
+  return p;
 }
 }  // namespace
 
@@ -260,8 +442,25 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
       JsonField{"tie_word_embeddings", T::boolean}};
   check_json_types(root, config_types, origin);
   if (root.contains("text_config")) check_json_types(root["text_config"], config_types, origin, "text_config");
-  json tj = root.contains("text_config") && root["text_config"].is_object() ? root["text_config"] : root;
-  const std::vector<std::string> filled = fill_family_defaults(tj, root);
+  // Qwen3-Omni nests the language model under thinker_config.text_config, with its towers beside it
+  const json* towers = &root;
+  if (root.contains("thinker_config") && root["thinker_config"].is_object()) towers = &root["thinker_config"];
+  json tj = towers->contains("text_config") && (*towers)["text_config"].is_object() ? (*towers)["text_config"] : root;
+  const FamilyRule* fam_rule = find_family(root, tj);
+  const Family fam = fam_rule ? fam_rule->family : Family::generic;
+  std::vector<std::string> filled = fill_family_defaults(tj, root);
+  if (fam == Family::nemotron_h && !tj.contains("num_hidden_layers")) {
+    // Nemotron 3 Ultra / Lightning name each layer in layers_block_type (no num_hidden_layers)
+    if (tj.contains("layers_block_type") && tj["layers_block_type"].is_array()) {
+      tj["num_hidden_layers"] = tj["layers_block_type"].size();
+      filled.push_back("num_hidden_layers (length of layers_block_type)");
+    } else if (tj.contains("hybrid_override_pattern") && tj["hybrid_override_pattern"].is_string()) {
+      tj["num_hidden_layers"] = tj["hybrid_override_pattern"].get<std::string>().size();
+      filled.push_back("num_hidden_layers (length of hybrid_override_pattern)");
+    }
+  }
+  if (fam == Family::deci && tj.contains("block_configs") && tj["block_configs"].is_array() && !tj.contains("num_hidden_layers"))
+    tj["num_hidden_layers"] = tj["block_configs"].size();
   const Cfg c{tj, origin};
   const Cfg top{root, origin};
   Model m;
@@ -274,6 +473,12 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
   for (auto& ch : m.id) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   m.name = m.id;
   m.hf_repo = repo;
+  if (!fam_rule)
+    add_assumption(m.assumptions,
+                   {m.id + " architecture", fmt::format("unrecognised architecture: generic decoder assumptions (architectures '{}', "
+                                                        "model_type '{}' are not in the architecture table)",
+                                                        top.has("architectures") ? top.j["architectures"].dump() : "[]",
+                                                        c.str("model_type").empty() ? top.str("model_type") : c.str("model_type"))});
   std::string dt = c.str("torch_dtype");
   if (dt.empty()) dt = c.str("dtype");
   if (dt.empty()) dt = top.str("torch_dtype");
@@ -304,7 +509,8 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     const bool expert_width_in_intermediate = c.has("num_local_experts") && !c.has("moe_intermediate_size");
     e.expert_intermediate_size =
         expert_width_in_intermediate ? c.integer({"intermediate_size"}, 0, true) : c.integer({"moe_intermediate_size"}, 0, true);
-    e.shared_intermediate_size = c.integer({"shared_expert_intermediate_size", "shared_intermediate_size"}, -1);
+    e.shared_intermediate_size = c.integer(
+        {"shared_expert_intermediate_size", "shared_intermediate_size", "moe_shared_expert_intermediate_size", "share_expert_dim"}, -1);
     if (e.shared_intermediate_size < 0)
       e.shared_intermediate_size = e.shared_experts * e.expert_intermediate_size;
     else if (e.shared_intermediate_size > 0 && e.shared_experts == 0)
@@ -313,7 +519,7 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     if (c.has("mlp_only_layers") && c.j["mlp_only_layers"].is_array() && !c.j["mlp_only_layers"].empty())
       add_assumption(m.assumptions, {m.id + " mlp_only_layers", "non-leading dense layers counted as MoE"});
     e.latent_size = as_int(c.integer({"routed_expert_hidden_size", "moe_latent_size"}, 0));
-    const bool llama4 = c.str("model_type").rfind("llama4", 0) == 0;
+    const bool llama4 = fam == Family::llama4;
     if (llama4) {
       // transformers models/llama4/modeling_llama4.py Llama4TextMoe: one shared expert of
       // intermediate_size beside the routed ones; MoE on every interleave_moe_layer_step-th layer,
@@ -327,6 +533,8 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
       m.dense_intermediate_size = c.integer({"intermediate_size_mlp"}, 0);
     else if (!expert_width_in_intermediate)
       m.dense_intermediate_size = c.integer({"intermediate_size"}, 0);
+  } else if (fam == Family::deci && c.has("block_configs")) {
+    m.dense_intermediate_size = 0;  // per layer, from block_configs below
   } else {
     m.dense_intermediate_size = c.integer({"intermediate_size", "ffn_hidden_size", "n_inner"}, 0, true);
   }
@@ -345,7 +553,7 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
   full.head_dim = head_dim;
   full.v_head_dim = as_int(c.integer({"v_head_dim"}, head_dim));
   full.qkv_bias = c.boolean("attention_bias", false) || c.boolean("qkv_bias", false);
-  full.sinks = c.str("model_type") == "gpt_oss";
+  full.sinks = fam == Family::gpt_oss;
   if (mla) {
     full.q_lora_rank = as_int(c.integer({"q_lora_rank"}, 0));
     full.kv_lora_rank = as_int(c.integer({"kv_lora_rank"}, 0, true));
@@ -423,8 +631,56 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
       for (const auto& x : l.j["full_attn_layers"])
         if (x.is_number_integer()) full_layers.insert(x.get<int>());
     for (int i = 0; i < layers; ++i) per_layer[static_cast<std::size_t>(i)] = full_layers.count(i + 1) ? full_i : kda_i;
-  } else if (c.has("hybrid_override_pattern")) {
-    // Nemotron-H: each layer is one of M = Mamba2 mixer, * = attention, - = MLP only
+  } else if (fam == Family::deci && c.has("block_configs")) {
+    // Llama-Nemotron NAS: each layer's attention (GQA with n_heads_in_group, or no-op) and FFN
+    // (ffn_mult, or no-op) from block_configs; FFN width = round_up(2 * ffn_mult * hidden / 3, 256)
+    // (_ffn_mult_to_intermediate_size in the checkpoint's modeling_decilm.py). One dense width is
+    // kept: the mean over the layers that have an FFN, which keeps the parameter count exact.
+    const auto& bc = c.j["block_configs"];
+    if (!bc.is_array() || bc.size() != static_cast<std::size_t>(layers))
+      throw InputError(fmt::format("{}: field 'block_configs': expected {} entries (num_hidden_layers)", origin, layers));
+    double ffn_sum = 0;
+    int ffn_layers = 0;
+    for (int i = 0; i < layers; ++i) {
+      const auto& b = bc[static_cast<std::size_t>(i)];
+      if (!b.is_object() || !b.contains("attention") || !b.contains("ffn") || !b["attention"].is_object() || !b["ffn"].is_object())
+        throw InputError(fmt::format("{}: field 'block_configs[{}]': expected 'attention' and 'ffn' objects", origin, i));
+      const Cfg a{b["attention"], origin};
+      const Cfg f{b["ffn"], origin};
+      if (a.boolean("replace_with_linear", false) || f.boolean("replace_with_linear", false))
+        add_assumption(m.assumptions, {m.id + " block_configs", "replace_with_linear blocks counted as h x h linear layers"});
+      const bool ffn = !f.boolean("no_op", false);
+      if (ffn) {
+        if (!f.has("ffn_mult") || !f.j["ffn_mult"].is_number())
+          throw InputError(fmt::format("{}: field 'block_configs[{}].ffn.ffn_mult': missing", origin, i));
+        const double mult = f.j["ffn_mult"].get<double>();
+        if (!std::isfinite(mult) || mult <= 0 || mult > 1000)
+          throw InputError(fmt::format("{}: field 'block_configs[{}].ffn.ffn_mult': {} is out of range", origin, i, mult));
+        const auto width = static_cast<std::int64_t>(2 * mult * static_cast<double>(m.hidden_size) / 3);
+        ffn_sum += static_cast<double>((width + 255) / 256 * 256);
+        ++ffn_layers;
+      }
+      AttentionBlock b2;
+      if (a.boolean("no_op", false)) {
+        b2.kind = AttnKind::none;
+        b2.name = "mlp";
+      } else {
+        b2 = full;
+        const int group = std::max(1, as_int(a.integer({"n_heads_in_group"}, 1)));
+        b2.num_kv_heads = std::max(1, heads / group);
+        b2.name = fmt::format("gqa-kv{}", b2.num_kv_heads);
+      }
+      b2.has_mlp = ffn;
+      if (!ffn) b2.name += "-noffn";
+      per_layer[static_cast<std::size_t>(i)] = add_block(b2);
+    }
+    if (ffn_layers > 0) m.dense_intermediate_size = static_cast<std::int64_t>(std::llround(ffn_sum / ffn_layers));
+    add_assumption(m.assumptions, {m.id + " block_configs",
+                                   "FFN widths differ per layer; one mean width kept (the total is exact, per-stage splits approximate)"});
+  } else if (c.has("hybrid_override_pattern") || (fam == Family::nemotron_h && c.has("layers_block_type"))) {
+    // Nemotron-H / Nemotron 3: each layer is one mixer: M = Mamba2, * = attention, - = dense MLP,
+    // E = MoE (configuration_nemotron_h.py); Nemotron 3 Ultra spells the same list as
+    // layers_block_type: mamba / attention / mlp / moe
     AttentionBlock mb;
     mb.kind = AttnKind::mamba2;
     mb.name = "mamba2";
@@ -434,24 +690,50 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     mb.state_size = as_int(c.integer({"ssm_state_size"}, 0, true));
     mb.n_groups = as_int(c.integer({"n_groups"}, 1));
     mb.conv_kernel = as_int(c.integer({"conv_kernel"}, 4));
-    const std::string pat = c.str("hybrid_override_pattern");
+    std::string pat;
+    const char* field = "hybrid_override_pattern";
+    if (c.has("hybrid_override_pattern")) {
+      pat = c.str("hybrid_override_pattern");
+    } else {
+      field = "layers_block_type";
+      const auto& lbt = c.j["layers_block_type"];
+      if (!lbt.is_array()) throw InputError(fmt::format("{}: field 'layers_block_type': expected a list", origin));
+      for (std::size_t i = 0; i < lbt.size(); ++i) {
+        const std::string t = lbt[i].is_string() ? lbt[i].get<std::string>() : "";
+        if (t == "mamba")
+          pat += 'M';
+        else if (t == "attention")
+          pat += '*';
+        else if (t == "mlp")
+          pat += '-';
+        else if (t == "moe")
+          pat += 'E';
+        else
+          throw InputError(
+              fmt::format("{}: field 'layers_block_type[{}]': unknown layer '{}' (expected mamba, attention, mlp or moe)", origin, i, t));
+      }
+    }
     if (pat.size() != static_cast<std::size_t>(layers))
-      throw InputError(fmt::format("{}: field 'hybrid_override_pattern': {} entries for {} layers", origin, pat.size(), layers));
+      throw InputError(fmt::format("{}: field '{}': {} entries for {} layers", origin, field, pat.size(), layers));
+    const bool has_dense = pat.find('-') != std::string::npos, has_moe = pat.find('E') != std::string::npos;
+    if (has_moe && !m.moe) throw InputError(fmt::format("{}: field '{}': MoE layers (E) but no n_routed_experts", origin, field));
+    if (has_dense && has_moe)
+      throw InputError(fmt::format("{}: field '{}': both dense (-) and MoE (E) MLP layers are not supported", origin, field));
     AttentionBlock att = full;
     att.has_mlp = false;
     AttentionBlock mlp;
     mlp.kind = AttnKind::none;
-    mlp.name = "mlp";
+    mlp.name = has_moe ? "moe" : "mlp";
     for (int i = 0; i < layers; ++i) {
       const char ch = pat[static_cast<std::size_t>(i)];
       if (ch == 'M')
         per_layer[static_cast<std::size_t>(i)] = add_block(mb);
       else if (ch == '*')
         per_layer[static_cast<std::size_t>(i)] = add_block(att);
-      else if (ch == '-')
+      else if (ch == '-' || ch == 'E')
         per_layer[static_cast<std::size_t>(i)] = add_block(mlp);
       else
-        throw InputError(fmt::format("{}: field 'hybrid_override_pattern[{}]': unknown layer '{}' (expected M, * or -)", origin, i, ch));
+        throw InputError(fmt::format("{}: field '{}[{}]': unknown layer '{}' (expected M, *, - or E)", origin, field, i, ch));
     }
   } else if (c.has("layer_types") && c.j["layer_types"].is_array()) {
     const auto& lt = c.j["layer_types"];
@@ -466,7 +748,7 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
         per_layer[static_cast<std::size_t>(i)] = add_block(b);
       } else if (t == "linear_attention") {
         per_layer[static_cast<std::size_t>(i)] = add_block(gated_deltanet());
-      } else if (t == "full_attention" || t == "attention") {
+      } else if (t == "full_attention" || t == "attention" || t == "deepseek_sparse_attention" || t == "global_attention") {
         per_layer[static_cast<std::size_t>(i)] = add_block(full);
       } else {
         throw InputError(fmt::format("{}: field 'layer_types[{}]': unknown layer type '{}'", origin, i, t));
@@ -477,10 +759,42 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     const int gi = add_block(gated_deltanet());
     const int fi = add_block(full);
     for (int i = 0; i < layers; ++i) per_layer[static_cast<std::size_t>(i)] = ((i + 1) % std::max(1, every)) ? gi : fi;
+  } else if (fam == Family::llama4 && c.integer({"attention_chunk_size"}, 0) > 0) {
+    // Llama 4: RoPE layers attend within chunks of attention_chunk_size tokens, the NoPE layers
+    // (no_rope_layers[i] == 0; by default every 4th layer, Llama4TextConfig's no_rope_layer_interval)
+    // attend globally. The engines keep only the current chunk's KV for the chunked layers: vLLM
+    // vllm/v1/kv_cache_interface.py ChunkedLocalAttentionSpec.max_memory_usage_bytes holds
+    // min(attention_chunk_size + max_num_batched_tokens, max_model_len) tokens per request, the
+    // sliding-window rule (window - 1 + max_num_batched_tokens) plus one token, so the chunk is
+    // modelled as a window of attention_chunk_size. SGLang sizes a separate pool for them only
+    // with --hybrid-kvcache-ratio (python/sglang/srt/configs/model_config.py is_hybrid_model).
+    const int chunk = as_int(c.integer({"attention_chunk_size"}, 0));
+    std::vector<int> rope(static_cast<std::size_t>(layers), 1);
+    bool listed = false;
+    if (c.has("no_rope_layers") && c.j["no_rope_layers"].is_array() && !c.j["no_rope_layers"].empty()) {
+      const auto& nr = c.j["no_rope_layers"];
+      if (nr.size() != static_cast<std::size_t>(layers))
+        throw InputError(fmt::format("{}: field 'no_rope_layers': {} entries for {} layers", origin, nr.size(), layers));
+      for (int i = 0; i < layers; ++i) {
+        if (!nr[static_cast<std::size_t>(i)].is_number_integer())
+          throw InputError(fmt::format("{}: field 'no_rope_layers[{}]': expected 0 or 1", origin, i));
+        rope[static_cast<std::size_t>(i)] = nr[static_cast<std::size_t>(i)].get<int>();
+      }
+      listed = true;
+    }
+    if (!listed) {
+      const int interval = std::max(1, as_int(c.integer({"no_rope_layer_interval"}, 4)));
+      for (int i = 0; i < layers; ++i) rope[static_cast<std::size_t>(i)] = (i + 1) % interval != 0;
+      filled.push_back(fmt::format("no_rope_layers (every {}th layer NoPE, global attention)", interval));
+    }
+    AttentionBlock chunked = full;
+    chunked.name = "chunked";
+    chunked.sliding_window = chunk;
+    for (int i = 0; i < layers; ++i)
+      per_layer[static_cast<std::size_t>(i)] = rope[static_cast<std::size_t>(i)] ? add_block(chunked) : add_block(full);
   } else {
     const int sw = as_int(c.integer({"sliding_window"}, 0));
-    const bool use_sw =
-        sw > 0 && c.boolean("use_sliding_window", true) && c.str("model_type") != "qwen3" && c.str("model_type") != "qwen3_moe";
+    const bool use_sw = sw > 0 && c.boolean("use_sliding_window", true) && fam != Family::qwen3 && fam != Family::qwen3_moe;
     if (use_sw) full.sliding_window = sw;
     const int fi = add_block(full);
     for (int i = 0; i < layers; ++i) per_layer[static_cast<std::size_t>(i)] = fi;
@@ -499,16 +813,21 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
   m.layers = per_layer;
   m.mtp_layers = as_int(c.integer({"num_nextn_predict_layers", "num_mtp_modules"}, 0));
 
-  // ---- vision tower, counted separately ------------------------------------------------------
-  if (root.contains("vision_config") && root["vision_config"].is_object()) {
-    const Cfg v{root["vision_config"], origin};
-    const double vh = static_cast<double>(v.integer({"vt_hidden_size", "hidden_size"}, 0));
-    const double vi = static_cast<double>(v.integer({"vt_intermediate_size", "intermediate_size"}, 0));
-    const double vl = static_cast<double>(v.integer({"vt_num_hidden_layers", "num_hidden_layers", "depth"}, 0));
-    m.vision_params = vl * (4 * vh * vh + 2 * vh * vi);
+  // ---- vision and audio towers, counted from their geometry, reported separately -------------
+  if (towers->contains("vision_config") && (*towers)["vision_config"].is_object()) {
+    m.vision_params = vision_tower_params((*towers)["vision_config"], m.hidden_size, fam, origin);
     if (m.vision_params > 0)
-      add_assumption(m.assumptions,
-                     {m.id + " vision_config", "vision tower estimated as layers x (4 h^2 + 2 h x intermediate), projector excluded"});
+      add_assumption(m.assumptions, {m.id + " vision_config",
+                                     "vision tower counted from vision_config geometry (patch and position embeddings, ViT layers, "
+                                     "merger/projector), biases assumed; not in the totals"});
+  }
+  if (towers->contains("audio_config") && (*towers)["audio_config"].is_object()) {
+    m.audio_params = audio_tower_params((*towers)["audio_config"], m.hidden_size, origin);
+    m.vision_params += m.audio_params;  // the engines load every encoder tower beside the language model
+    if (m.audio_params > 0)
+      add_assumption(m.assumptions, {m.id + " audio_config",
+                                     "audio encoder counted from audio_config geometry (conv front end, encoder layers, "
+                                     "projection); loaded with the vision tower, not in the totals"});
   }
 
   // ---- precision ---------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ CLI::Option* file(Cli& cli, CLI::Option* o) {
 
 // --- option groups shared by several commands --------------------------------------------------
 
-constexpr const char* kModelHelp = "Catalogue id, model YAML, config.json or a directory holding one";
+constexpr const char* kModelHelp = "Catalogue id, model YAML, config.json, a directory holding one, or a Hub id org/name[@rev]";
 const std::vector<std::string> kFormats{"table", "json", "yaml", "csv", "md", "markdown"};
 const std::vector<std::string> kEngines{"sglang", "vllm"};
 
@@ -133,7 +133,7 @@ void define_gpus(CLI::App& sub, Cli& cli) {
 }
 void define_show(CLI::App& sub, Cli& cli) {
   auto o = std::make_shared<ShowOptions>();
-  sub.add_option("id", o->id, "Model or GPU id or alias")->required();
+  sub.add_option("id", o->id, "Model or GPU id or alias, or whatever -m accepts (model YAML, config.json, directory, Hub id)")->required();
   output_options(sub, cli);
   run_with(sub, cli, o, run_show);
 }
@@ -143,6 +143,8 @@ void define_weights(CLI::App& sub, Cli& cli) {
   sub.add_option("--precision,-p", o->precisions,
                  "Precisions to show (repeatable): bf16 fp16 fp8 fp8-block int8 mxfp4 nvfp4 int4 int4-g128 int2")
       ->delimiter(',');
+  sub.add_flag("--exact", o->exact,
+               "For a Hugging Face Hub id: fetch each safetensors shard's header (range requests, no tensor data) for exact bytes");
   output_options(sub, cli);
   run_with(sub, cli, o, run_weights);
 }

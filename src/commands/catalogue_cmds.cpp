@@ -1,8 +1,11 @@
 // `k3plan models`, `k3plan gpus`, `k3plan show ID`.
+#include <filesystem>
 #include <k3plan/commands.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/hub.hpp>
 #include <k3plan/params.hpp>
 #include <k3plan/units.hpp>
+#include <optional>
 
 #include "common.hpp"
 
@@ -107,7 +110,16 @@ Report run_gpus(const Catalogue& cat) {
 
 Report run_show(const Catalogue& cat, const ShowOptions& o) {
   Report r;
-  if (const Model* mp = cat.find_model(o.id)) {
+  // whatever -m accepts: a catalogue id, a model YAML, a config.json, a model directory, a Hub id
+  std::optional<Model> imported;
+  const Model* mp = cat.find_model(o.id);
+  std::error_code ec;
+  if (!mp && (std::filesystem::exists(o.id, ec) || parse_hub_id(o.id) || o.id.find(".json") != std::string::npos ||
+              o.id.find(".yaml") != std::string::npos)) {
+    imported = resolve_model(cat, o.id);
+    mp = &*imported;
+  }
+  if (mp) {
     const Model& m = *mp;
     const auto p = count_params(m);
     const auto w = weights_as_shipped(m, p);
@@ -132,6 +144,10 @@ Report run_show(const Catalogue& cat, const ShowOptions& o) {
       info.rows.push_back(
           {"published active", fmt::format("{} ({})", fmt_params(m.published_params_active->value), m.published_params_active->source)});
     if (p.mtp > 0) info.rows.push_back({"MTP layers", fmt::format("{} ({} params, not in total)", m.mtp_layers, fmt_params(p.mtp))});
+    if (p.vision > 0)
+      info.rows.push_back(
+          {"encoder towers", fmt::format("{} params (vision {}{}), not in total", fmt_params(p.vision), fmt_params(p.vision - p.audio),
+                                         p.audio > 0 ? fmt::format(", audio {}", fmt_params(p.audio)) : "")});
     info.rows.push_back({"weights as shipped", fmt::format("{} = {}", human_decimal(w.bytes), human_binary(w.bytes))});
     if (m.published_checkpoint_bytes)
       info.rows.push_back({"published checkpoint", fmt::format("{} ({})", human_decimal(m.published_checkpoint_bytes->value),
@@ -196,6 +212,8 @@ Report run_show(const Catalogue& cat, const ShowOptions& o) {
               {"params_total", p.total},
               {"params_active", p.active},
               {"params_mtp", p.mtp},
+              {"params_vision", p.vision - p.audio},
+              {"params_audio", p.audio},
               {"weights_bytes_as_shipped", w.bytes},
               {"max_context", m.max_context},
               {"layers", m.num_layers()}};

@@ -1,7 +1,9 @@
 // `k3plan weights`: weight bytes at every precision, block scales included, plus the checkpoint
 // as shipped (mixed precision by parameter group).
 #include <k3plan/commands.hpp>
+#include <k3plan/hub.hpp>
 #include <k3plan/params.hpp>
+#include <k3plan/safetensors.hpp>
 #include <k3plan/units.hpp>
 
 #include "common.hpp"
@@ -19,7 +21,9 @@ Report run_weights(const Catalogue& cat, const WeightsOptions& o) {
   r.data["params_total"] = p.total;
   r.data["params_active"] = p.active;
   r.data["params_mtp"] = p.mtp;
-  r.data["params_vision"] = p.vision;
+  r.data["params_embedding"] = p[ParamGroup::embedding];
+  r.data["params_vision"] = p.vision - p.audio;
+  r.data["params_audio"] = p.audio;
   Table t{fmt::format("{}: {} parameters ({} active per token), derived from geometry", m.id, fmt_params(p.total), fmt_params(p.active)),
           {"precision", "bits/weight", "weights TB", "weights GB", "GiB", "note"},
           {},
@@ -49,7 +53,59 @@ Report run_weights(const Catalogue& cat, const WeightsOptions& o) {
     groups.push_back({{"group", to_string(grp)}, {"params", p[grp]}, {"precision", prec}, {"bytes", b}});
   }
   r.tables.push_back(g);
-  r.data["as_shipped"] = {{"bytes", s.bytes}, {"bits_per_weight", s.bytes * 8 / p.total}, {"groups", groups}};
+  r.data["as_shipped"] = {{"bytes", s.bytes}, {"bits_per_weight", s.bytes * 8 / p.total}, {"groups", groups}, {"basis", "config-geometry"}};
+  // Exact bytes when the model directory (or its Hub download) holds the safetensors index or shards
+  const std::string dir = model_directory(o.model, m.origin, o.exact);
+  if (const auto cb = dir.empty() ? std::nullopt : read_checkpoint_bytes(dir, m.num_layers())) {
+    const double exact = static_cast<double>(cb->bytes);
+    // what the files hold: every group, MTP layers and encoder towers included
+    const double geometry = s.bytes + p.mtp * precision_format(m.precision_of(ParamGroup::mtp)).bits_per_weight / 8 + p.vision * 2;
+    const char* label = cb->basis == "safetensors-headers" ? "exact (safetensors headers)" : "exact (index total_size)";
+    t.rows.push_back({std::string("as shipped, ") + label, fmt::format("{:.3f}", exact * 8 / (p.total + p.mtp + p.vision)),
+                      fmt::format("{:.2f}", exact / kTB), fmt::format("{:.1f}", exact / kGB), fmt::format("{:.1f}", exact / kGiB),
+                      cb->basis == "safetensors-headers"
+                          ? fmt::format("{} tensors in {} shards, MTP and towers included", cb->tensors, cb->shards)
+                          : "model.safetensors.index.json metadata.total_size"});
+    r.tables[0] = t;
+    auto& a = r.data["as_shipped"];
+    auto warn = [&](const std::string& w) {
+      r.notes.push_back("Warning: " + w + ".");
+      a["warnings"].push_back(w);
+    };
+    a["estimated_bytes"] = s.bytes;
+    a["estimated_bytes_with_mtp_and_towers"] = geometry;
+    a["bytes"] = exact;
+    a["basis"] = cb->basis;
+    a["directory"] = dir;
+    if (cb->index_total_size > 0) a["index_total_size_bytes"] = cb->index_total_size;
+    if (cb->basis == "safetensors-headers") {
+      a["shards"] = cb->shards;
+      a["tensors"] = cb->tensors;
+      a["bytes_by_dtype"] = cb->bytes_by_dtype;
+      a["bytes_by_group"] = cb->bytes_by_group;
+      Table e{"As shipped, exact (safetensors headers), by parameter group", {"group", "GB", "share"}, {}, {false, true, true}};
+      for (const auto& [grp, b] : cb->bytes_by_group)
+        e.rows.push_back(
+            {grp, fmt::format("{:.3f}", static_cast<double>(b) / kGB), fmt::format("{:.1f}%", 100.0 * static_cast<double>(b) / exact)});
+      Table dt{"As shipped, exact (safetensors headers), by dtype", {"dtype", "GB", "share"}, {}, {false, true, true}};
+      for (const auto& [d, b] : cb->bytes_by_dtype)
+        dt.rows.push_back(
+            {d, fmt::format("{:.3f}", static_cast<double>(b) / kGB), fmt::format("{:.1f}%", 100.0 * static_cast<double>(b) / exact)});
+      r.tables.push_back(e);
+      r.tables.push_back(dt);
+      if (cb->index_total_size > 0 && std::abs(exact - static_cast<double>(cb->index_total_size)) > 0.001 * exact)
+        warn(fmt::format("the shard headers hold {} but model.safetensors.index.json says total_size {}", human_decimal(exact),
+                         human_decimal(static_cast<double>(cb->index_total_size))));
+    }
+    const double off = (geometry - exact) / exact * 100;
+    a["estimate_error_pct"] = off;
+    if (std::abs(off) > 2)
+      warn(fmt::format("estimated (config geometry) {} differs from {} {} by {:+.1f}%", human_decimal(geometry), label,
+                       human_decimal(exact), off));
+    else
+      r.notes.push_back(fmt::format("As shipped: {} {}; the config-geometry estimate {} is {:+.1f}% off.", label, human_decimal(exact),
+                                    human_decimal(geometry), off));
+  }
   if (m.published_checkpoint_bytes) {
     const double pub = m.published_checkpoint_bytes->value;
     const double extra = p.mtp * precision_format(m.precision_of(ParamGroup::mtp)).bits_per_weight / 8 + p.vision * 2;

@@ -14,7 +14,8 @@ struct ParamCounts {
   double total = 0;                             // every group except mtp and vision (the convention model cards use)
   double active = 0;                            // per token: non-expert groups + routed x k/E, input embedding excluded
   double mtp = 0;                               // multi-token-prediction layers, reported separately
-  double vision = 0;                            // vision tower, reported separately
+  double vision = 0;                            // encoder towers (vision + audio), reported separately
+  double audio = 0;                             // the audio encoder's part of `vision`
   double routed_per_expert_layer = 0;           // parameters of one routed expert in one layer
   double operator[](ParamGroup g) const { return by_group[static_cast<std::size_t>(g)]; }
 };

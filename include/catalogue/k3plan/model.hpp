@@ -109,7 +109,8 @@ struct Model {
   std::vector<int> layers;  // per decoder layer (0-based), index into `blocks`
   std::optional<MoE> moe;
   int mtp_layers = 0;
-  double vision_params = 0;
+  double vision_params = 0;  // every encoder tower the engine loads beside the language model (vision + audio)
+  double audio_params = 0;   // the audio encoder's part of vision_params
 
   // precision per group; groups absent here take `default_precision`
   std::string default_precision = "bf16";

@@ -22,6 +22,7 @@ Report run_show(const Catalogue& cat, const ShowOptions& o);
 struct WeightsOptions {
   std::string model;
   std::vector<std::string> precisions;  // empty = the standard list
+  bool exact = false;                   // Hub ids: fetch the safetensors shard headers (range requests)
 };
 Report run_weights(const Catalogue& cat, const WeightsOptions& o);
 

@@ -1,0 +1,152 @@
+// The public corpus: every config.json under tests/data (the Hugging Face copies, the
+// ai-dynamo/aiconfigurator model_configs mirror and its history, see tests/data/aiconfigurator/
+// SOURCE.md) imports through `k3plan weights -m FILE --format json`, the path users run; the ones
+// whose model card publishes parameter counts (tests/data/model-cards.tsv, each line citing its
+// card) come out within 2% of the published total and 5% of the published active count.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "support.hpp"
+
+using namespace k3plan_test;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Card {
+  std::string file;
+  double total = 0, active = 0;  // parameters; active 0 = not published separately (dense)
+  std::string total_basis;       // lm | lm+towers | lm+mtp
+  std::string active_basis;      // no-embedding | with-embedding
+  std::string source;
+  int line = 0;
+};
+
+std::vector<Card> cards() {
+  std::vector<Card> out;
+  std::istringstream in(slurp(fs::path(K3PLAN_TEST_DATA) / "model-cards.tsv"));
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, '\t');) f.push_back(x);
+    INFO("model-cards.tsv line " << n << ": " << line);
+    REQUIRE(f.size() == 6);
+    Card c{f[0], std::stod(f[1]) * 1e9, f[2] == "-" ? 0 : std::stod(f[2]) * 1e9, f[3], f[4], f[5], n};
+    REQUIRE((c.total_basis == "lm" || c.total_basis == "lm+towers" || c.total_basis == "lm+mtp"));
+    REQUIRE((c.active_basis == "no-embedding" || c.active_basis == "with-embedding" || c.active_basis == "-"));
+    REQUIRE(!c.source.empty());
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<fs::path> corpus() {
+  std::vector<fs::path> files;
+  for (const char* sub : {"", "aiconfigurator", "aiconfigurator/history"})
+    for (const auto& e : fs::directory_iterator(fs::path(K3PLAN_TEST_DATA) / sub)) {
+      const std::string n = e.path().filename().string();
+      if (e.is_regular_file() && n.size() > 12 && n.compare(n.size() - 12, 12, "_config.json") == 0 &&
+          n.find("_hf_quant_config.json") == std::string::npos)
+        files.push_back(e.path());
+    }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+TEST_CASE("every config.json of the public corpus imports through the CLI, within 2 and 5 percent of its model card") {
+  const auto all = corpus();
+  REQUIRE(all.size() >= 150);
+  const auto cs = cards();
+  std::map<std::string, const Card*> by_file;
+  for (const auto& c : cs) by_file[c.file] = &c;
+  std::set<std::string> used;
+  int checked = 0;
+  std::string table = "model | derived total / active | published total / active | error total / active\n";
+  for (const auto& f : all) {
+    const std::string rel = fs::relative(f, K3PLAN_TEST_DATA).string();
+    const Run r = run({"weights", "-m", f.string(), "--format", "json", "-p", "bf16"});
+    INFO(rel << ": " << r.err);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    const double total = j["params_total"].get<double>(), active = j["params_active"].get<double>();
+    CHECK(total > 0);
+    CHECK(active > 0);
+    CHECK(active <= total);
+    // an architecture the table does not know is read generically, and the output says so
+    bool generic = false;
+    for (const auto& a : j["assumptions"]) generic = generic || a.get<std::string>().find("unrecognised architecture") != std::string::npos;
+    const auto it = by_file.find(f.filename().string());
+    if (it == by_file.end()) continue;
+    const Card& c = *it->second;
+    used.insert(c.file);
+    INFO("model-cards.tsv line " << c.line << " (" << c.source << ")");
+    CHECK(!generic);
+    double t = total;
+    if (c.total_basis == "lm+towers") t += j["params_vision"].get<double>() + j["params_audio"].get<double>();
+    if (c.total_basis == "lm+mtp") t += j["params_mtp"].get<double>();
+    CHECK(t == Approx(c.total).epsilon(0.02));
+    std::string act = "-";
+    double a = active;
+    if (c.active > 0) {
+      // the input embedding (a lookup) is outside k3plan's active count; some cards include it
+      if (c.active_basis == "with-embedding") a += j["params_embedding"].get<double>();
+      CHECK(a == Approx(c.active).epsilon(0.05));
+      act = fmt::format("{:+.1f}%", (a - c.active) / c.active * 100);
+    }
+    ++checked;
+    table += fmt::format("{} | {:.2f}B / {:.2f}B | {:.2f}B / {} | {:+.1f}% / {}\n", rel, t / 1e9, a / 1e9, c.total / 1e9,
+                         c.active > 0 ? fmt::format("{:.2f}B", c.active / 1e9) : "-", (t - c.total) / c.total * 100, act);
+  }
+  WARN(table);
+  for (const auto& c : cs) {
+    INFO("model-cards.tsv line " << c.line << " names a file that is not in the corpus: " << c.file);
+    CHECK(used.count(c.file) == 1);
+  }
+  CHECK(checked >= 60);
+}
+
+TEST_CASE("an unknown architecture is read generically and says so in its output") {
+  TempDir t;
+  const std::string cfg =
+      t.write("config.json",
+              R"({"architectures": ["FancyNewForCausalLM"], "model_type": "fancy_new", "hidden_size": 1024, "intermediate_size": 4096,
+          "num_hidden_layers": 8, "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 32000,
+          "max_position_embeddings": 8192})");
+  for (const char* cmd : {"weights", "kv", "fit"}) {
+    std::vector<std::string> args{cmd, "-m", cfg};
+    if (std::string(cmd) == "fit") args.insert(args.end(), {"-g", "h100", "-n", "1"});
+    const Run r = run(args);
+    INFO(cmd << ": " << r.err);
+    CHECK(r.code == 0);
+    CHECK(r.out.find("unrecognised architecture: generic decoder assumptions") != std::string::npos);
+  }
+}
+
+TEST_CASE("show accepts whatever -m accepts: a config.json, a model directory") {
+  const std::string file = std::string(K3PLAN_TEST_DATA) + "/aiconfigurator/nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8_config.json";
+  const Run r = run({"show", file, "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["kind"] == "model");
+  CHECK(j["layers"] == 88);
+  TempDir t;
+  fs::copy_file(std::string(K3PLAN_TEST_DATA) + "/google--gemma-3-4b-it_config.json", t.path() / "config.json");
+  const Run d = run({"show", t.str(), "--format", "json"});
+  INFO(d.err);
+  REQUIRE(d.code == 0);
+  CHECK(nlohmann::json::parse(d.out)["params_vision"].get<double>() > 0.3e9);
+  expect_usage_error({"show", t.str() + "/missing.json"}, {"missing.json"});
+}
