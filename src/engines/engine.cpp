@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <k3plan/budget.hpp>
 #include <k3plan/engine.hpp>
@@ -76,7 +77,16 @@ double EngineModel::stage_weights_bytes(const Model& m, const Layout& l, const E
   const int attn_tp = attention_tp(l), tp = l.tp, group = moe_group(l);
   const std::string& uniform = s.precision;
   double bytes = 0;
-  auto add = [&](ParamGroup g, double params) { bytes += params * weight_bits(m, g, uniform) / 8; };
+  // bits per weight of each group, looked up once per call (precision_format is a string lookup and
+  // this runs for every layer of every candidate layout); lazily, so an unknown precision in a group
+  // the stage does not hold still goes unnoticed, as before
+  std::array<double, kParamGroups> bits{};
+  std::array<bool, kParamGroups> known{};
+  auto add = [&](ParamGroup g, double params) {
+    const auto i = static_cast<std::size_t>(g);
+    if (!known[i]) bits[i] = weight_bits(m, g, uniform), known[i] = true;
+    bytes += params * bits[i] / 8;
+  };
   for (int i = first; i < last; ++i) {
     const auto& b = m.blocks[static_cast<std::size_t>(m.layers[static_cast<std::size_t>(i)])];
     const double all = attention_params(m, b), rep = attention_replicated_params(m, b);
