@@ -167,7 +167,7 @@ TEST_CASE("fit --weights-only gives every GPU a deployable layout whose TP x PP 
     INFO("gpu " << id << ": " << g.dump());
     REQUIRE(g.contains("deployable"));
     const json& d = g.at("deployable");
-    for (const char* key : {"gpus", "nodes", "tp", "ep", "pp", "dp", "weights_bytes_per_gpu", "flags"}) {
+    for (const char* key : {"gpus", "nodes", "layout", "vllm_layout", "weights_bytes_per_gpu", "flags"}) {
       INFO("key " << key);
       CHECK(d.contains(key));
     }

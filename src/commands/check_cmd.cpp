@@ -51,6 +51,8 @@ Report run_check(const Catalogue& cat, const CheckOptions& o) {
   }
   for (const auto& f : all) r.notes.push_back(finding_line(f));
   r.notes.push_back(summary);
+  // compiler-style lines stay one per finding at any width (editors and CI annotators parse them)
+  for (const auto& n : r.notes) r.raw_text += n + "\n";
   return r;
 }
 

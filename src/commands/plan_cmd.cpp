@@ -143,10 +143,8 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
 
   r.notes.push_back(fmt::format(
       "Searched {} GPU types x GPU counts up to {} x engine layouts (incl. DP attention) x precisions x concurrency: {} configurations "
-      "({} memory checks) in {:.0f} ms; the estimate-and-record loop ran {:.2f} million configurations per second (k3plan_bench times the "
-      "speed model alone).",
-      res.gpus.size(), o.max_gpus, fmt_int(static_cast<double>(res.evaluated)), res.fit_checks, res.search_ms,
-      res.perf_seconds > 0 ? static_cast<double>(res.evaluated) / res.perf_seconds / 1e6 : 0.0));
+      "({} memory checks); the search time is in --format json (search.ms), the speed targets in k3plan_bench.",
+      res.gpus.size(), o.max_gpus, fmt_int(static_cast<double>(res.evaluated)), res.fit_checks));
   r.notes.push_back(
       "USD per million tokens counts input + output tokens (InferenceX: USD per GPU-hour x 1e6 / (3600 x tok/s per GPU)); idle hours not "
       "included.");
