@@ -456,7 +456,8 @@ TEST_CASE("the launch script embedded in the HTML report is valid bash", "[flags
 TEST_CASE("every generated command uses only flags and values the engine release accepts", "[flags][gate]") {
   TempDir t;
   std::vector<std::string> scripts;
-  std::map<std::string, int> refused;  // why a plan could not be emitted, for the record
+  std::map<std::string, int> refused;        // why a plan could not be emitted, for the record
+  std::map<std::string, int> lines_checked;  // per engine and release
   std::set<std::string> shapes;
   std::vector<std::string> shape_scripts;
   const std::map<Engine, std::vector<std::string>> versions = {
@@ -514,6 +515,7 @@ TEST_CASE("every generated command uses only flags and values the engine release
                   INFO(m.id << " " << to_string(e) << " '" << ver << "' kv " << kv << " nodes " << nodes << " tp" << l.tp << " pp" << l.pp
                             << " dp" << l.dp);
                   CHECK(unaccepted_flags(c.argv, rel) == std::vector<std::string>{});
+                  ++lines_checked[fmt::format("{} {}", to_string(e), ver.empty() ? "newest" : ver)];
                 }
                 if (!p.error.empty()) {
                   ++refused[p.error.substr(0, 60)];
@@ -578,6 +580,10 @@ TEST_CASE("every generated command uses only flags and values the engine release
   }
   INFO(plans << " plans, " << fits << " fits, " << scripts.size() << " scripts");
   for (const auto& [why, count] : refused) WARN(count << " x refused: " << why);
+  std::string per_release;
+  for (const auto& [rel, count] : lines_checked) per_release += fmt::format("{}: {}; ", rel, count);
+  WARN("generated command lines checked against the release's argument table: " << per_release << plans << " plans, " << fits
+                                                                                  << " fits, " << scripts.size() << " scripts");
   CHECK(scripts.size() > plans / 2);
   CHECK(bash_syntax_errors(shape_scripts) == "");
   CHECK(bash_syntax_errors(scripts, true) == "");
