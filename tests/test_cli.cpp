@@ -518,3 +518,16 @@ TEST_CASE("a user model YAML in a --data directory overrides the catalogue model
     if (m.at("id") == "llama-3.1-8b") layers = m.at("layers").get<long>();
   CHECK(layers == 16);
 }
+
+TEST_CASE("Llama 4 Scout: SGLang caches every token of the chunked layers while vLLM keeps only the chunk", "[cli][fit][llama4]") {
+  // SGLang gives chunked local attention a pool of its own only with --hybrid-kvcache-ratio
+  // (configs/model_config.py is_hybrid_model), which k3plan does not emit: all 48 layers cost a
+  // full cell, 1 KV head x (128 + 128) x 2 B per layer per GPU at TP8 = 512 B, so 24,576 B/token.
+  const std::string cfg = std::string(K3PLAN_TEST_DATA) + "/meta-llama--Llama-4-Scout-17B-16E-Instruct_config.json";
+  const json sg = run_json({"fit", "-m", cfg, "-g", "h100", "--tp", "8", "--engine", "sglang", "-c", "128k"});
+  const json& pg = sg.at("per_gpu");
+  CHECK(pg.at("kv_pool_bytes").get<double>() / pg.at("kv_tokens").get<double>() == Approx(24576.0).epsilon(0.001));
+  // vLLM keeps the 36 chunked layers to their chunk: per token beyond it only the 12 global layers grow
+  const json vl = run_json({"fit", "-m", cfg, "-g", "h100", "--tp", "8", "--engine", "vllm", "-c", "128k"});
+  CHECK(vl.at("max_users").get<double>() > sg.at("max_users").get<double>());
+}

@@ -73,6 +73,7 @@ LayerKv block_kv(const Model& m, const AttentionBlock& b, const KvOptions& o, do
       const double per_token = heads * (d(b.head_dim) + b.v_head_dim) * elem;
       if (b.sliding_window > 0) {
         k.window = b.sliding_window;
+        k.chunked = b.chunked;
         k.window_bytes_per_token = per_token;
       } else {
         k.bytes_per_token = per_token;

@@ -790,6 +790,7 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     AttentionBlock chunked = full;
     chunked.name = "chunked";
     chunked.sliding_window = chunk;
+    chunked.chunked = true;
     for (int i = 0; i < layers; ++i)
       per_layer[static_cast<std::size_t>(i)] = rope[static_cast<std::size_t>(i)] ? add_block(chunked) : add_block(full);
   } else {

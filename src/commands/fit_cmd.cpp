@@ -180,7 +180,7 @@ Table budget_table(const FitResult& f) {
   return t;
 }
 
-void fit_summary(Report& r, const FitResult& f, const Model& m, const std::string& spec) {
+void fit_summary(Report& r, const FitResult& f, const std::vector<FitAlternative>& alts, const Model& m, const std::string& spec) {
   r.tables.push_back(budget_table(f));
   Table s{"Answer", {"question", "answer"}, {}, {false, false}};
   s.rows.push_back({"verdict", f.fits ? "FITS" : "DOES NOT FIT"});
@@ -198,6 +198,10 @@ void fit_summary(Report& r, const FitResult& f, const Model& m, const std::strin
         {"engine caps",
          fmt::format("max_running_requests {}{} (as {} derives it unless set)", fmt_int(static_cast<double>(f.limiting.running_cap)),
                      f.limiting.state_slots >= 0 ? fmt::format(", {} state slots", f.limiting.state_slots) : "", f.engine_label)});
+  for (const auto& a : alts)
+    s.rows.push_back({"with " + a.flag, fmt::format("{} users at {} tokens, {} KV tokens per instance ({})", fmt_int(static_cast<double>(a.fit.max_users)),
+                                                    format_context(a.fit.context), fmt_int(static_cast<double>(a.fit.kv_cache_tokens)),
+                                                    layout_text(a.fit.layout))});
   s.rows.push_back({"accuracy", f.accuracy.text()});
   s.rows.push_back({"longest context, one user", fmt::format("{} tokens", fmt_int(static_cast<double>(f.max_context_one_user)))});
   s.rows.push_back(
@@ -319,8 +323,16 @@ Report run_fit(const Catalogue& cat, const FitOptions& o) {
     req.layout = l;
   }
   const FitResult f = fit_one_gpu(m, g, s, req);
-  fit_summary(r, f, m, o.model);
+  const std::vector<FitAlternative> alts = fit_alternatives(m, g, s, f);
+  fit_summary(r, f, alts, m, o.model);
   r.data = fit_json(f);
+  r.data["alternatives"] = nlohmann::json::array();
+  for (const auto& a : alts)
+    r.data["alternatives"].push_back({{"flag", a.flag},
+                                      {"layout", layout_json(a.fit.layout)},
+                                      {"max_users", a.fit.max_users},
+                                      {"kv_cache_tokens", a.fit.kv_cache_tokens},
+                                      {"fits", a.fit.fits}});
   r.data["assumptions"] = r.assumptions;
   r.exit_code = f.fits ? 0 : 1;
   return r;

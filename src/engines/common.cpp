@@ -67,7 +67,7 @@ std::vector<LayerSpec> layer_specs(const KvProfile& kv) {
       s.kind = LayerSpec::Kind::mamba;
       s.state_bytes_per_layer = l.state_bytes_per_sequence / l.count;
     } else if (l.window > 0) {
-      s.kind = LayerSpec::Kind::sliding;
+      s.kind = l.chunked ? LayerSpec::Kind::chunked : LayerSpec::Kind::sliding;
       s.window = l.window;
       s.bytes_per_token_per_layer = l.window_bytes_per_token / l.count;
     } else {

@@ -14,9 +14,6 @@ bool has_mla(const Model& m);
 // The tensor-parallel degrees the search tries for `gpus` GPUs: powers of two dividing it, largest
 // first (the engines' custom all-reduce and most attention kernels assume a power of two).
 std::vector<int> tp_degrees(int gpus);
-// The same layout with the MLA cache split by decode context parallel over the TP group (the
-// recipes' "balanced" setting); nullopt when the model has no MLA or TP is 1.
-std::optional<Layout> with_dcp(const Model& m, Layout l);
 
 // Refusals every engine applies (degrees, whole nodes, PP depth, EP on a dense model, DCP).
 std::vector<Refusal> common_refusals(const Model& m, const Gpu& gpu, const Layout& l, int gpus);

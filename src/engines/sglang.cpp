@@ -230,11 +230,14 @@ class Sglang final : public EngineModel {
     for (const auto& x : specs) {
       if (x.kind == LayerSpec::Kind::mamba) {
         per_req += x.state_bytes_per_layer * x.layers;
-      } else if (x.kind == LayerSpec::Kind::sliding || x.kind == LayerSpec::Kind::chunked) {
+      } else if (x.kind == LayerSpec::Kind::sliding) {
         swa_cell += x.bytes_per_token_per_layer * x.layers;
         swa_layers += x.layers;
         swa_window = std::max(swa_window, x.window);
       } else {
+        // full attention, and Llama 4's chunked layers: SGLang gives them a pool of their own only
+        // with --hybrid-kvcache-ratio (python/sglang/srt/configs/model_config.py is_hybrid_model),
+        // which k3plan does not emit, so every token is cached in every layer
         full_cell += x.bytes_per_token_per_layer * x.layers;
       }
     }
@@ -390,7 +393,8 @@ class Sglang final : public EngineModel {
   int default_port() const override { return 30000; }
   bool has_setting(const std::string& n) const override {
     return n == "mem_fraction_static" || n == "chunked_prefill_size" || n == "max_running_requests" || n == "page_size" ||
-           n == "mamba_full_memory_ratio" || n == "max_mamba_cache_size" || n == "mamba_radix_cache_strategy" || n == "disable_radix_cache";
+           n == "mamba_full_memory_ratio" || n == "max_mamba_cache_size" || n == "mamba_radix_cache_strategy" || n == "disable_radix_cache" ||
+           n == "dp_attention";  // --enable-dp-attention
   }
   std::string memory_fraction_flag() const override { return "--mem-fraction-static"; }
   std::string gpu_product_text() const override { return "TP x PP"; }

@@ -5,6 +5,7 @@
 #include <k3plan/engine.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/fit_plan.hpp>
+#include <k3plan/layout.hpp>
 #include <limits>
 
 namespace k3plan {
@@ -29,6 +30,38 @@ FitResult fit_one_gpu(const Model& m, const Gpu& g, const EngineSettings& s, con
   }
   if (r.gpus > 0) return fit_on_gpus(m, g, s, r.gpus, r.context, r.users);
   return search_fit(m, g, s, r.context, r.users);
+}
+
+std::vector<FitAlternative> fit_alternatives(const Model& m, const Gpu& g, const EngineSettings& s, const FitResult& f) {
+  std::vector<FitAlternative> out;
+  auto consider = [&](const std::string& flag, const Layout& l) {
+    if (!s.model().refusals(m, g, l).empty()) return;  // the release would not start it
+    FitResult alt = evaluate_fit(m, g, l, s, f.context, f.users);
+    if (!alt.reasons.empty() && !alt.fits) return;
+    if (alt.max_users == f.max_users) return;  // no change to the answer: not worth a line
+    out.push_back({flag, std::move(alt)});
+  };
+  const Layout& l = f.layout;
+  if (l.dcp > 1) {
+    Layout x = l;
+    x.dcp = 1;
+    consider("no DCP", x);
+  } else if (const auto x = with_dcp(m, l)) {
+    consider(fmt::format("--dcp {}", x->dcp), *x);
+  }
+  if (s.model().has_setting("dp_attention")) {
+    Layout x = l;
+    if (l.dp_attention) {
+      x.dp_attention = false;
+      x.dp = 1;
+      consider("no DP-attention", x);
+    } else if (l.tp > 1 && l.dp == 1) {
+      x.dp_attention = true;
+      x.dp = l.tp;
+      consider(fmt::format("--enable-dp-attention --dp {}", x.dp), x);
+    }
+  }
+  return out;
 }
 
 std::vector<GpuFitRow> fit_every_gpu(const Catalogue& cat, const Model& m, const EngineSettings& s, double weights_bytes,

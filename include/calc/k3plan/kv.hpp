@@ -33,6 +33,7 @@ struct LayerKv {
   int count = 0;
   double bytes_per_token = 0;           // grows with every token (all `count` layers)
   int window = 0;                       // sliding window (tokens), 0 = none
+  bool chunked = false;                 // the window is a Llama 4 attention chunk (AttentionBlock::chunked)
   double window_bytes_per_token = 0;    // bytes per token until the window fills
   int compress_ratio = 0;               // one entry per this many tokens, 0 = none
   double compressed_entry_bytes = 0;    // bytes per compressed entry (all `count` layers)

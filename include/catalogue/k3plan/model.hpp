@@ -23,6 +23,9 @@ struct AttentionBlock {
   int head_dim = 0;
   int v_head_dim = 0;
   int sliding_window = 0;  // tokens; 0 = full attention
+  // Llama 4 chunked local attention: sliding_window holds attention_chunk_size. vLLM keeps only the
+  // chunk (ChunkedLocalAttentionSpec); SGLang caches every token unless --hybrid-kvcache-ratio.
+  bool chunked = false;
   bool qkv_bias = false;
   bool sinks = false;
   // mla

@@ -3,6 +3,7 @@
 #include <k3plan/gpu.hpp>
 #include <k3plan/model.hpp>
 #include <k3plan/parallel.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,11 @@ namespace k3plan {
 // `gpu` with `gpus` GPUs; empty = accepted. `warnings` gets non-fatal notes (TP across nodes).
 std::vector<std::string> layout_refusals(const Model& m, const Gpu& gpu, Engine engine, const Layout& l,
                                          std::vector<std::string>* warnings = nullptr, const std::string& engine_version = "");
+
+// The layout with decode context parallelism over its whole TP group (dcp = tp), for MLA models
+// with TP > 1; none otherwise. The one DCP degree the engines' layout candidates and fit's
+// "with --dcp" figure use.
+std::optional<Layout> with_dcp(const Model& m, Layout l);
 
 struct EngineFlags {
   std::string sglang;

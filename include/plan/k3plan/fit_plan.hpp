@@ -24,6 +24,17 @@ Layout complete_layout(const Model& m, const EngineSettings& s, Layout l, bool e
 // One GPU. A layout whose GPU count contradicts `gpus` is an InputError naming both.
 FitResult fit_one_gpu(const Model& m, const Gpu& g, const EngineSettings& s, const FitRequest& r);
 
+// What decode context parallelism or DP-attention would change: the same GPUs with the MLA cache
+// split over the TP group (--dcp, or back to none when `f` already uses it) and, for SGLang, with
+// DP-attention over the TP group (or without it). Only alternatives the engine release accepts and
+// that change the number of users at the requested context are returned; fit prints them beside
+// its answer ("12 users; with --dcp 8: 96") instead of switching silently.
+struct FitAlternative {
+  std::string flag;  // "--dcp 8", "no DCP", "--enable-dp-attention --dp 8", "no DP-attention"
+  FitResult fit;
+};
+std::vector<FitAlternative> fit_alternatives(const Model& m, const Gpu& g, const EngineSettings& s, const FitResult& f);
+
 // Every catalogue GPU: the weights-only lower bound, the smallest deployable layout and (unless
 // weights_only) the smallest fit for the load with its price. Ranked by USD/hour (deployable rows
 // by the price of the deployable layout when weights_only); GPUs that hold nothing rank last.
