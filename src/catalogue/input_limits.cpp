@@ -11,6 +11,7 @@
 #include <k3plan/error.hpp>
 #include <k3plan/input_file.hpp>
 #include <k3plan/input_limits.hpp>
+#include <k3plan/output_file.hpp>
 #include <sstream>
 #include <vector>
 
@@ -20,33 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Length of the UTF-8 sequence starting at s[i], or 0 when it is not valid UTF-8.
-std::size_t utf8_length(const std::string& s, std::size_t i) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  if (c < 0x80) return 1;
-  std::size_t n = 0;
-  std::uint32_t cp = 0;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-    cp = c & 0x1Fu;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    cp = c & 0x0Fu;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    cp = c & 0x07u;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0u) != 0x80u) return 0;
-    cp = (cp << 6) | (b(i + k) & 0x3Fu);
-  }
-  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
-}
 
 std::size_t leading_spaces(const std::string& line) {
   std::size_t i = 0;
@@ -79,7 +53,7 @@ void check_yaml_limits(const std::string& text, const std::string& origin, std::
     const unsigned char c = static_cast<unsigned char>(text[i]);
     if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F)
       throw InputError(fmt::format("{}: binary data (byte 0x{:02x} at offset {}), not a YAML text file", origin, c, i));
-    const std::size_t n = utf8_length(text, i);
+    const std::size_t n = utf8_sequence(text, i);
     if (n == 0) throw InputError(fmt::format("{}: binary data (invalid UTF-8 at offset {}), not a YAML text file", origin, i));
     i += n;
   }

@@ -18,42 +18,48 @@ namespace k3plan {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i] (RFC 3629: no overlongs, no surrogates, <= U+10FFFF), 0 if invalid.
-std::size_t utf8_seq(std::string_view s, std::size_t i) {
+std::size_t utf8_sequence(std::string_view s, std::size_t i, std::uint32_t* code_point) {
   const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char c = b(i);
-  if (c < 0x80) return 1;
+  if (c < 0x80) {
+    if (code_point) *code_point = c;
+    return 1;
+  }
   std::size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF)
+  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range (RFC 3629 table 3-7)
+  std::uint32_t cp = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
     n = 2;
-  else if (c >= 0xE0 && c <= 0xEF) {
+    cp = c & 0x1Fu;
+  } else if (c >= 0xE0 && c <= 0xEF) {
     n = 3;
+    cp = c & 0x0Fu;
     if (c == 0xE0) lo = 0xA0;
     if (c == 0xED) hi = 0x9F;
   } else if (c >= 0xF0 && c <= 0xF4) {
     n = 4;
+    cp = c & 0x07u;
     if (c == 0xF0) lo = 0x90;
     if (c == 0xF4) hi = 0x8F;
-  } else
+  } else {
     return 0;
+  }
   if (i + n > s.size()) return 0;
   if (b(i + 1) < lo || b(i + 1) > hi) return 0;
-  for (std::size_t k = 2; k < n; ++k)
+  for (std::size_t k = 1; k < n; ++k) {
     if ((b(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b(i + k) & 0x3Fu);
+  }
+  if (code_point) *code_point = cp;
   return n;
 }
-
-}  // namespace
 
 std::string sanitize_text(std::string_view s, bool keep_layout, bool keep_controls) {
   std::string o;
   o.reserve(s.size());
   for (std::size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
-    const std::size_t n = utf8_seq(s, i);
+    const std::size_t n = utf8_sequence(s, i);
     if (n == 0) {
       o += fmt::format("\\x{:02x}", c);
       ++i;
@@ -152,7 +158,7 @@ Staged stage(const OutputFile& f) {
 
 bool valid_utf8(std::string_view s, std::size_t* bad_offset) {
   for (std::size_t i = 0; i < s.size();) {
-    const std::size_t n = utf8_seq(s, i);
+    const std::size_t n = utf8_sequence(s, i);
     if (n == 0) {
       if (bad_offset) *bad_offset = i;
       return false;

@@ -20,6 +20,7 @@
 #include <k3plan/engine_flags.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/launch.hpp>
+#include <k3plan/output_file.hpp>
 #include <regex>
 #include <string_view>
 
@@ -50,35 +51,6 @@ std::string shell_word(const std::string& s) {
   return s;
 }
 
-// Decodes one UTF-8 sequence at s[i]; returns its length (0 = invalid) and the code point.
-std::size_t utf8_decode(const std::string& s, std::size_t i, std::uint32_t& cp) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  std::size_t n = 0;
-  if (c < 0x80) {
-    cp = c;
-    return 1;
-  }
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-    cp = c & 0x1Fu;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    cp = c & 0x0Fu;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    cp = c & 0x07u;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0u) != 0x80u) return 0;
-    cp = (cp << 6) | (b(i + k) & 0x3Fu);
-  }
-  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
-}
 
 // A double-quoted YAML scalar holding exactly `s`, written in printable ASCII: '"' and '\'
 // escaped, every other byte outside 0x20-0x7e as \xXX / \uXXXX / \UXXXXXXXX (YAML 1.2 7.3.1).
@@ -87,7 +59,7 @@ std::string k8s_scalar(const std::string& s, bool kubelet) {
   std::string o = "\"";
   for (std::size_t i = 0; i < s.size();) {
     std::uint32_t cp = 0;
-    const std::size_t n = utf8_decode(s, i, cp);
+    const std::size_t n = utf8_sequence(s, i, &cp);
     if (n == 0) throw InputError(fmt::format("launch: invalid UTF-8 at byte {} of '{}'", i, comment_text(s)));
     i += n;
     if (cp == '"')

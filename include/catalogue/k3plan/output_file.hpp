@@ -8,6 +8,7 @@
 // A multi-file output stages every temporary complete before the first rename; any failure removes
 // every temporary and throws InputError naming the file (exit 2, nothing left behind).
 #include <nlohmann/json.hpp>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,9 @@ void print_error_line(std::string_view msg) noexcept;
 // can neither drive a terminal nor make JSON/YAML output invalid.
 std::string escape_for_terminal(std::string_view s);
 bool valid_utf8(std::string_view s, std::size_t* bad_offset = nullptr);
+// Length of the valid UTF-8 sequence at s[i] (RFC 3629: no overlongs, no surrogates, <= U+10FFFF),
+// 0 if invalid; `code_point` gets its value. The one decoder: every reader and emitter uses it.
+std::size_t utf8_sequence(std::string_view s, std::size_t i, std::uint32_t* code_point = nullptr);
 // The escaping itself. keep_layout: newline and tab pass (multi-line notes, scripts); keep_controls:
 // only invalid UTF-8 is escaped (JSON escapes control characters itself).
 std::string sanitize_text(std::string_view s, bool keep_layout, bool keep_controls);
