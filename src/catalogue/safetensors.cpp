@@ -58,7 +58,10 @@ std::vector<SafetensorsTensor> parse_safetensors_header(const std::string& heade
   }
   if (!h.is_object()) throw InputError(fmt::format("{}: safetensors header: expected a JSON object", origin));
   std::vector<SafetensorsTensor> out;
-  for (const auto& [name, t] : h.items()) {
+  for (const auto& item : h.items()) {
+    // named copies, not structured bindings: clang before 16 cannot capture those in the lambda
+    const std::string& name = item.key();
+    const json& t = item.value();
     if (name == "__metadata__") continue;
     auto bad = [&](const std::string& why) {
       return InputError(fmt::format("{}: safetensors header: tensor '{}': {}", origin, name, why));
