@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -110,6 +111,17 @@ inline Run run(const std::vector<std::string>& args) {
 }
 
 // The embedded catalogue, loaded once per test binary.
+// Runs `cmd` through /bin/sh and returns what it wrote to stdout (the exit status is not kept).
+inline std::string run_shell(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
 inline const k3plan::Catalogue& cat() {
   static const k3plan::Catalogue c = k3plan::Catalogue::embedded();
   return c;

@@ -65,13 +65,7 @@ std::string bash_syntax_errors(const std::vector<std::string>& files, bool quick
             "|| echo \"$f: syntax error\"; done' < " +
                 listfile
           : "while IFS= read -r f; do bash -n \"$f\" 2>&1 | sed \"s|^|$f: |\"; done < " + listfile;
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  pclose(p);
-  return out;
+  return k3plan_test::run_shell(cmd);
 }
 
 std::vector<std::string> split_words(const std::string& s) {

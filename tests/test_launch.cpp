@@ -17,6 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 using k3plan_test::cat;
+using k3plan_test::run_shell;
 Deployment k3(const std::string& gpu, int gpus, Engine e) {
   Deployment d;
   d.model = "kimi-k3";
@@ -26,15 +27,6 @@ Deployment k3(const std::string& gpu, int gpus, Engine e) {
   d.context = 131072;
   d.users = 8;
   return d;
-}
-std::string run_shell(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  pclose(p);
-  return out;
 }
 fs::path temp_dir() {
   char tmpl[] = "/tmp/k3plan-launch-XXXXXX";

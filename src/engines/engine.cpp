@@ -36,7 +36,7 @@ const std::vector<std::unique_ptr<EngineModel>>& models_of(Engine e) {
 const EngineModel& engine_model(Engine e, const std::string& version) {
   const EngineVersion& v = engine_version_for(e, version);
   for (const auto& m : models_of(e))
-    if (&m->version() == &v || m->version().id == v.id) return *m;
+    if (m->version().id == v.id) return *m;  // each model holds a copy of its window
   throw std::logic_error(fmt::format("no engine model for {} window {}", to_string(e), v.id));
 }
 
