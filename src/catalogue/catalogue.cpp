@@ -91,7 +91,7 @@ AttentionBlock parse_block(const YamlReader& r, const std::string& name, const Y
 }
 
 void parse_layers(const YamlReader& r, const YAML::Node& list, Model& m, const std::string& ctx) {
-  if (!list.IsSequence()) r.fail(list, ctx, "expected a list of block names or {repeat: N, of: [...]}");
+  r.require_list(list, ctx, "expected a list of block names or {repeat: N, of: [...]}");
   auto index_of = [&](const YAML::Node& item, const std::string& name) {
     for (std::size_t i = 0; i < m.blocks.size(); ++i)
       if (m.blocks[i].name == name) return static_cast<int>(i);
@@ -107,7 +107,8 @@ void parse_layers(const YamlReader& r, const YAML::Node& list, Model& m, const s
       r.check_keys(item, {"repeat", "of"}, ctx);
       const auto n = r.integer(item, "repeat", ctx, true, 0, 1, 10000);
       const auto of = item["of"];
-      if (!of.IsSequence() || of.size() == 0) r.fail(item, ctx + ".of", "expected a non-empty list of block names");
+      r.require_list(of, ctx + ".of", "expected a non-empty list of block names");
+      if (of.size() == 0) r.fail(item, ctx + ".of", "expected a non-empty list of block names");
       std::vector<int> group;
       for (const auto& x : of) {
         if (!x.IsScalar()) r.fail(x, ctx + ".of", "expected a block name");
@@ -251,7 +252,7 @@ Gpu parse_gpu(const YamlReader& r, const YAML::Node& n, const std::string& ctx) 
   r.check_keys(
       n,
       {"id", "name", "vendor", "aliases", "source", "hbm_gb", "memory_reported_mib", "memory_engine_total_mib", "hbm_bandwidth_tb_s",
-       "tflops_dense", "native_formats", "scaleup_gb_s", "gpus_per_node", "scaleup_domain_gpus", "power_w", "price"},
+       "tflops_dense", "native_formats", "compute_capability", "scaleup_gb_s", "gpus_per_node", "scaleup_domain_gpus", "power_w", "price"},
       ctx);
   Gpu g;
   g.origin = r.origin();
@@ -274,6 +275,8 @@ Gpu parse_gpu(const YamlReader& r, const YAML::Node& n, const std::string& ctx) 
   g.tflops_fp8 = f(t, "fp8", c + ".tflops_dense", false, 0, 1e6);
   g.tflops_fp4 = f(t, "fp4", c + ".tflops_dense", false, 0, 1e6);
   g.native_formats = r.strings(n, "native_formats", c);
+  g.compute_capability = r.number(n, "compute_capability", c, false, 0, 1, 99);
+  if (g.compute_capability > 0 && g.vendor != "nvidia") r.fail(n["compute_capability"], c + ".compute_capability", "only NVIDIA GPUs have a CUDA compute capability");
   g.scaleup_gb_s = f(n, "scaleup_gb_s", c, true, 1, 1e6);
   g.gpus_per_node = static_cast<int>(r.integer(n, "gpus_per_node", c, true, 8, 1, 1024));
   g.scaleup_domain_gpus = static_cast<int>(r.integer(n, "scaleup_domain_gpus", c, true, 8, 1, 100000));
@@ -316,7 +319,7 @@ void Catalogue::add_text(const std::string& text, const std::string& origin) {
   if (!root.IsMap()) r.fail(root, "<root>", "expected a mapping");
   if (root["gpus"].IsDefined()) {
     r.check_keys(root, {"gpus"}, "");
-    if (!root["gpus"].IsSequence()) r.fail(root["gpus"], "gpus", "expected a list");
+    r.require_list(root["gpus"], "gpus");
     const bool validation = origin == "data/validation/gpus.yaml";
     for (const auto& g : root["gpus"]) {
       if (validation)

@@ -76,7 +76,7 @@ std::optional<double> gib_after(const std::string& line, const std::string& key)
   const auto p = line.find(key);
   if (p == std::string::npos) return std::nullopt;
   std::size_t i = p + key.size();
-  while (i < line.size() && (line[i] == ' ' || line[i] == '=' || line[i] == ':')) ++i;
+  while (i < line.size() && (line[i] == ' ' || line[i] == '=' || line[i] == ':' || line[i] == '(')) ++i;
   const auto v = to_double(line.substr(i, 24));
   if (!v) return std::nullopt;
   return *v * kGiBd;
@@ -291,6 +291,21 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
       if (peak && log.weights_bytes) set_once(log.activation_bytes, std::optional<double>(*peak - *log.weights_bytes));
       vllm = true;
     }
+    // V0 0.7-0.8 (vllm/worker/worker.py determine_num_available_blocks, one line after "the
+    // current vLLM instance can use total_gpu_memory (X) x gpu_memory_utilization"): "model
+    // weights take A; non_torch_memory takes B; PyTorch activation peak memory takes C; the rest
+    // of the memory reserved for KV Cache is D."
+    if (t.find("PyTorch activation peak memory takes") != std::string::npos) {
+      set_once(log.non_torch_bytes, gib_after(t, "non_torch_memory takes"));
+      set_once(log.activation_bytes, gib_after(t, "PyTorch activation peak memory takes"));
+      set_once(log.kv_pool_bytes, gib_after(t, "reserved for KV Cache is"));
+      if (auto w = gib_after(t, "model weights take")) log.weights_bytes = w;  // the profile's figure wins
+      vllm = true;
+    }
+    if (t.find("the current vLLM instance can use total_gpu_memory") != std::string::npos) {
+      set_once(log.total_bytes, gib_after(t, "total_gpu_memory"));
+      vllm = true;
+    }
     if (t.find("Initial free memory") != std::string::npos) {
       set_once(log.initial_free_bytes, gib_after(t, "Initial free memory"));
       const auto p2 = t.find("(util),");
@@ -311,8 +326,9 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
       if (p3 != std::string::npos) set_once(log.max_concurrency, to_double(t.substr(p3 + 12, 24)));
       vllm = true;
     }
-    if (t.find("# GPU blocks") != std::string::npos) {
-      set_once(log.gpu_blocks, int_after(t, "# GPU blocks"));
+    if (t.find("# GPU blocks") != std::string::npos || t.find("# cuda blocks") != std::string::npos) {
+      // "# GPU blocks: N, # CPU blocks: M" up to 0.7; "# cuda blocks: N" (the platform's name) in 0.8 V0
+      set_once(log.gpu_blocks, int_after(t, t.find("# GPU blocks") != std::string::npos ? "# GPU blocks" : "# cuda blocks"));
       vllm = true;
     }
     if (t.find("Graph capturing finished") != std::string::npos) set_once(log.cudagraph_bytes, gib_after(t, "took"));

@@ -76,6 +76,7 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
                 "non_torch_tp_gib",
                 "non_torch_pp_gib",
                 "rope_cache_full",
+                "mxfp4_moe_pad",
                 "mem_fraction_rule",
                 "prefill_graph_reserve",
                 "mamba_full_memory_ratio",
@@ -116,6 +117,27 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
   v.non_torch_tp_gib = r.number(n, "non_torch_tp_gib", ctx, false, v.non_torch_tp_gib, 0, 64);
   v.non_torch_pp_gib = r.number(n, "non_torch_pp_gib", ctx, false, v.non_torch_pp_gib, 0, 64);
   v.rope_cache_full = r.boolean(n, "rope_cache_full", ctx, v.rope_cache_full);
+  if (r.has(n, "mxfp4_moe_pad")) {
+    const YAML::Node pads = n["mxfp4_moe_pad"];
+    r.check_keys(pads, {"sm80", "sm90", "sm100", "sm120", "rocm"}, ctx + ".mxfp4_moe_pad");
+    for (const auto& kv : pads) {
+      const std::string cls = kv.first.Scalar(), f = ctx + ".mxfp4_moe_pad." + cls;
+      if (!kv.second.IsSequence() || kv.second.size() != 2) r.fail(kv.second, f, "expected [intermediate multiple, hidden multiple]");
+      EngineVersion::Pad p;
+      for (std::size_t k = 0; k < 2; ++k) {
+        const YAML::Node x = kv.second[k];
+        int val = 0;
+        try {
+          val = x.as<int>();
+        } catch (const YAML::Exception&) {
+          r.fail(x, f, "expected a whole number");
+        }
+        if (val < 1 || val > 4096) r.fail(x, f, "expected a multiple between 1 and 4096");
+        (k == 0 ? p.intermediate : p.hidden) = val;
+      }
+      v.mxfp4_moe_pad[cls] = p;
+    }
+  }
   v.mem_fraction_rule = r.str(n, "mem_fraction_rule", ctx, false, v.mem_fraction_rule);
   if (v.mem_fraction_rule != "reserved" && v.mem_fraction_rule != "by_tp" && v.mem_fraction_rule != "by_tp_large" &&
       v.mem_fraction_rule != "gpu_class")
@@ -148,7 +170,7 @@ std::vector<EngineVersion> load_versions(Engine e) {
     const YAML::Node root = r.parse(std::string(f.text));
     r.check_keys(root, {"engine", "versions"}, "");
     if (r.str(root, "engine", "", true) != to_string(e)) r.fail(root["engine"], "engine", "does not match the file name");
-    if (!root["versions"].IsSequence()) r.fail(root["versions"], "versions", "expected a list");
+    r.require_list(root["versions"], "versions");
     std::vector<EngineVersion> out;
     std::size_t i = 0;
     for (const auto& n : root["versions"]) out.push_back(parse_version(r, n, e, i++));

@@ -74,6 +74,11 @@ void YamlReader::require_map(const YAML::Node& n, const std::string& field) cons
   if (!n.IsDefined() || !n.IsMap()) fail(n, field, "expected a mapping");
 }
 
+void YamlReader::require_list(const YAML::Node& n, const std::string& field, const std::string& expected) const {
+  if (!n.IsDefined()) fail(n, field, "missing (" + expected + ")");
+  if (!n.IsSequence()) fail(n, field, expected);
+}
+
 void YamlReader::check_keys(const YAML::Node& map, std::initializer_list<const char*> allowed, const std::string& ctx) const {
   require_map(map, ctx.empty() ? "<root>" : ctx);
   std::vector<std::string> names(allowed.begin(), allowed.end());

@@ -104,7 +104,7 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     b.stage = st;
     b.layers = n;
     b.capacity_bytes = cap;
-    b.weights_bytes = em.stage_weights_bytes(m, l, s, start, start + n, st == 0, st == pp - 1);
+    b.weights_bytes = em.stage_weights_bytes(m, gpu, l, s, start, start + n, st == 0, st == pp - 1);
     b.weights_bytes -= std::min(b.weights_bytes, s.cpu_offload_bytes);  // --cpu-offload-gb keeps that much in host memory
     Model sub = m;
     sub.layers.assign(m.layers.begin() + start, m.layers.begin() + start + n);

@@ -71,8 +71,17 @@ double rotary_dim(const Model& m) {
 }
 }  // namespace
 
-double EngineModel::stage_weights_bytes(const Model& m, const Layout& l, const EngineSettings& s, int first, int last, bool has_embed,
-                                        bool has_head) const {
+std::optional<EngineVersion::Pad> EngineModel::mxfp4_moe_pad(const Gpu& gpu) const {
+  const double cc = gpu.compute_capability;
+  const char* cls = gpu.vendor == "amd" ? "rocm" : cc <= 0 ? nullptr : cc < 9 ? "sm80" : cc < 10 ? "sm90" : cc < 12 ? "sm100" : "sm120";
+  if (!cls) return std::nullopt;
+  const auto it = version().mxfp4_moe_pad.find(cls);
+  if (it == version().mxfp4_moe_pad.end()) return std::nullopt;
+  return it->second;
+}
+
+double EngineModel::stage_weights_bytes(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& s, int first, int last,
+                                        bool has_embed, bool has_head) const {
   const double h = static_cast<double>(m.hidden_size);
   const int attn_tp = attention_tp(l), tp = l.tp, group = moe_group(l);
   const std::string& uniform = s.precision;
@@ -87,6 +96,12 @@ double EngineModel::stage_weights_bytes(const Model& m, const Layout& l, const E
     if (!known[i]) bits[i] = weight_bits(m, g, uniform), known[i] = true;
     bytes += params * bits[i] / 8;
   };
+  // MXFP4 experts as the back-end lays them out: the expert width on this rank (all of it under
+  // EP, else the TP share) and the hidden size rounded up to the back-end's multiples
+  // (vllm/model_executor/layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights)
+  std::optional<EngineVersion::Pad> pad;
+  if (m.moe && m.precision_of(ParamGroup::routed_experts) == "mxfp4" && (uniform.empty() || uniform == "mxfp4")) pad = mxfp4_moe_pad(gpu);
+  auto round_up = [](double x, int k) { return std::ceil(x / k) * k; };
   for (int i = first; i < last; ++i) {
     const auto& b = m.blocks[static_cast<std::size_t>(m.layers[static_cast<std::size_t>(i)])];
     const double all = attention_params(m, b), rep = attention_replicated_params(m, b);
@@ -96,7 +111,15 @@ double EngineModel::stage_weights_bytes(const Model& m, const Layout& l, const E
     if (m.is_moe_layer(i)) {
       const auto& e = *m.moe;
       const double in = e.latent_size > 0 ? e.latent_size : h;
-      add(ParamGroup::routed_experts, 3 * in * static_cast<double>(e.expert_intermediate_size) * e.routed_experts / group);
+      if (pad && l.ep <= 1) {
+        const double width = round_up(static_cast<double>(e.expert_intermediate_size) / group, pad->intermediate);
+        add(ParamGroup::routed_experts, 3 * round_up(in, pad->hidden) * width * e.routed_experts);
+      } else if (pad) {
+        add(ParamGroup::routed_experts, 3 * round_up(in, pad->hidden) * round_up(static_cast<double>(e.expert_intermediate_size), pad->intermediate) *
+                                            e.routed_experts / group);
+      } else {
+        add(ParamGroup::routed_experts, 3 * in * static_cast<double>(e.expert_intermediate_size) * e.routed_experts / group);
+      }
       add(ParamGroup::shared_experts, 3 * h * static_cast<double>(e.shared_intermediate_size) / tp);
       add(ParamGroup::router, h * e.routed_experts + e.routed_experts);
       // LatentMoE down/up projections between hidden and latent width: ReplicatedLinear in the

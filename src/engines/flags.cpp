@@ -325,7 +325,7 @@ class Table final : public FlagTable {
     const YAML::Node wn = root["windows"];
     for (const auto& id : ids_) {
       const YAML::Node w = wn[id];
-      if (!w.IsMap()) rd.fail(wn, "windows." + id, "missing");
+      if (!w.IsDefined() || !w.IsMap()) rd.fail(wn, "windows." + id, "missing");
       windows_.push_back({id, rd.str(w, "first", "windows." + id, true), rd.str(w, "last", "windows." + id, true)});
     }
     auto known_window = [&](const YAML::Node& at, const std::string& w, const std::string& ctx) {
@@ -337,7 +337,7 @@ class Table final : public FlagTable {
       return r;
     };
     const YAML::Node flags = root["flags"];
-    if (!flags.IsSequence()) rd.fail(flags, "flags", "expected a list");
+    rd.require_list(flags, "flags");
     std::size_t i = 0;
     for (const auto& n : flags) {
       const std::string ctx = fmt::format("flags[{}]", i++);
@@ -391,19 +391,19 @@ class Table final : public FlagTable {
       entries_.push_back(std::move(e));
     }
     const YAML::Node regs = root["registries"];
-    if (!regs.IsMap()) rd.fail(regs, "registries", "expected a mapping");
+    rd.require_map(regs, "registries");
     for (FlagRegistry reg : {FlagRegistry::tool_call_parser, FlagRegistry::reasoning_parser, FlagRegistry::kv_cache_dtype}) {
       const std::string key = registry_key(reg);
       Registry& g = regs_[static_cast<std::size_t>(reg)];
       const YAML::Node safe = regs[key];
-      if (!safe.IsMap()) rd.fail(regs, "registries." + key, "missing");
+      if (!safe.IsDefined() || !safe.IsMap()) rd.fail(regs, "registries." + key, "missing");
       for (const auto& kv : safe) {
         const std::string w = kv.first.as<std::string>();
         known_window(kv.first, w, "registries." + key);
         for (const auto& v : kv.second) g.safe[w].insert(v.as<std::string>());
       }
       const YAML::Node since = regs[key + "_since"];
-      if (since.IsMap())
+      if (since.IsDefined() && since.IsMap())
         for (const auto& kv : since) {
           const std::string w = kv.first.as<std::string>();
           known_window(kv.first, w, "registries." + key + "_since");

@@ -119,7 +119,7 @@ EfficiencyTable parse_efficiency(const std::string& text, const std::string& ori
   r.check_keys(root, {"families", "defaults", "entries"}, "");
   EfficiencyTable t;
   const YAML::Node fams = root["families"];
-  if (!fams.IsSequence()) r.fail(fams, "families", "expected a list");
+  r.require_list(fams, "families");
   for (const auto& f : fams) {
     r.check_keys(f, {"id", "gpus", "source"}, "families[]");
     t.families.push_back({r.str(f, "id", "families[]", true), r.strings(f, "gpus", "families[]")});
@@ -131,7 +131,7 @@ EfficiencyTable parse_efficiency(const std::string& text, const std::string& ori
                "defaults");
   const ParsedFactors dflt = read_factors(r, defs, "defaults", r.str(defs, "source", "defaults", true));
   const YAML::Node ents = root["entries"];
-  if (!ents.IsSequence()) r.fail(ents, "entries", "expected a list");
+  r.require_list(ents, "entries");
   for (const auto& n : ents) {
     r.check_keys(n,
                  {"family", "engine", "source", "rows", "hbm", "decode_mfu", "prefill_mfu", "step_overhead_ms", "layer_overhead_us",
@@ -238,7 +238,7 @@ std::vector<MeasuredRow> parse_measured(const std::string& text, const std::stri
   const YAML::Node root = r.parse(text);
   r.check_keys(root, {"source", "rows"}, "");
   const YAML::Node rows = root["rows"];
-  if (!rows.IsSequence()) r.fail(rows, "rows", "expected a list");
+  r.require_list(rows, "rows");
   std::vector<MeasuredRow> out;
   for (const auto& n : rows) {
     r.check_keys(n, {"gpu",  "engine", "precision", "spec",  "tp",     "ep",     "dpa",     "gpus",  "isl",      "osl",
@@ -278,7 +278,7 @@ std::vector<PerfBand> parse_accuracy(const std::string& text, const std::string&
   const YAML::Node root = r.parse(text);
   r.check_keys(root, {"source", "bands"}, "");
   const YAML::Node bands = root["bands"];
-  if (!bands.IsSequence()) r.fail(bands, "bands", "expected a list");
+  r.require_list(bands, "bands");
   std::vector<PerfBand> out;
   const std::string c = "bands[]";
   for (const auto& n : bands) {
@@ -341,7 +341,7 @@ Sla parse_sla(const std::string& text, const std::string& origin) {
   s.source = r.str(root, "source", "", true);
   const YAML::Node tiers = root["ttft_tiers"];
   if (tiers.IsDefined()) {
-    if (!tiers.IsSequence()) r.fail(tiers, "ttft_tiers", "expected a list");
+    r.require_list(tiers, "ttft_tiers");
     for (const auto& t : tiers) {
       r.check_keys(t, {"max_prompt_tokens", "ttft_ms"}, "ttft_tiers[]");
       s.ttft_tiers.push_back({r.number(t, "max_prompt_tokens", "ttft_tiers[]", true, 0, 1, 1e9),

@@ -4,6 +4,7 @@
 // follows. This is the reader and the release-number mapping; what a window's fields mean for
 // memory, flags and refusals is the engine models' business (engines/, engine.hpp).
 #include <k3plan/parallel.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,14 @@ struct EngineVersion {
   double non_torch_tp_gib = 2.1;               // TP > 1
   double non_torch_pp_gib = 0.07;              // TP 1 with pipeline stages
   bool rope_cache_full = true;                 // RoPE cos/sin cache sized by max_position_embeddings
+  // MXFP4 MoE weights as the back-end lays them out: per GPU class (sm80 = compute capability
+  // below 9, sm90, sm100 = 10.x-11.x, sm120 = 12.x, rocm) the multiples the back-end rounds the
+  // expert width per rank and the hidden size up to (Marlin 128 / 256, Triton 64 / 1, FlashInfer
+  // 256 / 256...). A class absent = not read for this window: no padding, and said so.
+  struct Pad {
+    int intermediate = 1, hidden = 1;
+  };
+  std::map<std::string, Pad> mxfp4_moe_pad;
 
   // --- SGLang (docs/engine-sources/sglang.md has each rule with its commit)
   std::string mem_fraction_rule =

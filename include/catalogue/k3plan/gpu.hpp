@@ -18,6 +18,10 @@ struct Gpu {
   Figure hbm_bandwidth_tb_s;
   Figure tflops_bf16, tflops_fp8, tflops_fp4;  // dense
   std::vector<std::string> native_formats;
+  // CUDA compute capability (major.minor: 8.0 A100, 8.9 Ada, 9.0 Hopper, 10.0 Blackwell, 12.0 RTX
+  // 50xx), which selects the engines' kernel back-ends and with them the weight layout; 0 = not an
+  // NVIDIA GPU, or not stated.
+  double compute_capability = 0;
   Figure scaleup_gb_s;
   int gpus_per_node = 8;
   int scaleup_domain_gpus = 8;

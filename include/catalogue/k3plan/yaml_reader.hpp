@@ -35,6 +35,9 @@ class YamlReader {
 
   [[noreturn]] void fail(const YAML::Node& at, const std::string& field, const std::string& msg) const;
   void require_map(const YAML::Node& n, const std::string& field) const;
+  // A list, present: yaml-cpp gives a missing key of a const node as an invalid ("zombie") node
+  // whose IsSequence() throws, so every list field is checked here and never with IsSequence().
+  void require_list(const YAML::Node& n, const std::string& field, const std::string& expected = "expected a list") const;
   void check_keys(const YAML::Node& map, std::initializer_list<const char*> allowed, const std::string& ctx) const;
 
   bool has(const YAML::Node& map, const char* key) const { return map[key].IsDefined() && !map[key].IsNull(); }

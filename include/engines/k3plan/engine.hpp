@@ -95,8 +95,11 @@ class EngineModel {
   virtual EngineDefaults defaults(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& s,
                                   std::int64_t users_per_instance) const = 0;
   // Weight bytes on one rank of the stage covering layers [first, last).
-  double stage_weights_bytes(const Model& m, const Layout& l, const EngineSettings& s, int first, int last, bool has_embed,
-                             bool has_head) const;
+  double stage_weights_bytes(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& s, int first, int last,
+                             bool has_embed, bool has_head) const;
+  // The multiples this version's MXFP4 MoE back-end rounds the per-rank expert width and the
+  // hidden size up to on `gpu` (EngineVersion::mxfp4_moe_pad by GPU class); none = not modelled.
+  std::optional<EngineVersion::Pad> mxfp4_moe_pad(const Gpu& gpu) const;
   // Fills reserved / activation / overhead / kv / state terms, kv_tokens and reported_kv_tokens
   // (what the engine prints) of `b`; capacity and weights are set by the caller. Also the
   // running-request cap this stage allows.
