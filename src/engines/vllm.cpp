@@ -250,7 +250,14 @@ class Vllm final : public EngineModel {
     std::int64_t tokens = d.max_num_batched_tokens;
     if (version().profile == "v0" && context > tokens && context <= 32768) tokens = context;
     const double s = static_cast<double>(std::min(d.max_num_seqs, tokens));
-    const double sampler = last_stage ? 15.0 * s * static_cast<double>(m.vocab_size) : 0.0;
+    // bytes per sequence per vocabulary entry at the sampler's peak. V0 (vllm/worker/model_runner.py
+    // _dummy_run samples with top_k = vocab - 1 and top_p = 0.99, so vllm/model_executor/layers/
+    // sampler.py _apply_top_k_top_p runs; counted @ v0.8.1): the bf16 logits (2) and their fp32 copy
+    // (4) stay live while the sort values (4) and int64 indices (8), the top-k mask (1), the top-p
+    // softmax (4), cumsum (4) and mask (1) and the scattered result (4) exist: 32 B. V1 samples the
+    // dummy batch without top-k / top-p: about 15 B (fitted, above).
+    const double per_entry = version().profile == "v0" ? 32.0 : 15.0;
+    const double sampler = last_stage ? per_entry * s * static_cast<double>(m.vocab_size) : 0.0;
     double moe = 0;
     if (m.moe) {
       const double mt = static_cast<double>(std::min<std::int64_t>(tokens, 32768));
