@@ -124,6 +124,9 @@ TEST_CASE("SGLang from 0.5.10 reserves the prefill CUDA graphs too: 58 sizes x 8
   CHECK(sglang_default_mem_fraction(cat().gpu("h100"), l, 8192, 512, "0.5.18") == Approx(0.812));
   // 0.4.0-0.4.5: a table by TP size
   CHECK(sglang_default_mem_fraction(cat().gpu("h100"), l, 8192, 512, "0.4.3") == Approx(0.81));
+  // 0.4.7.post1 at TP1 on H100: the 0.874 an SGLang 0.4.7.post1 log prints as its
+  // mem_fraction_static (tests/data/logs/sglang/qwen3-0.6b-fp8-h100-tp1-v0.4.7.post1.log)
+  CHECK(sglang_default_mem_fraction(cat().gpu("h100"), Layout{}, 8192, 160, "0.4.7.post1") == Approx(0.874));
   // 0.4.8-0.5.2: 9.5 GiB + P/2 GiB on an 80 GB card
   CHECK(sglang_default_mem_fraction(cat().gpu("h100"), l, 8192, 512, "0.5.2") ==
         Approx(std::round((81559 - 13.5 * 1024) / 81559 * 1000) / 1000));
@@ -134,6 +137,10 @@ TEST_CASE("an engine release maps to the window that covers it, and an unknown o
   CHECK(engine_model(Engine::vllm, "v0.9.0").version().id == "0.8");
   CHECK(engine_model(Engine::vllm, "v0.9.2").version().id == "0.9.1");
   CHECK(engine_model(Engine::sglang, "0.5.8.post1").version().id == "0.5.3");
+  // SGLang's reserved-by-GPU-class default landed between the 0.4.7 and 0.4.7.post1 bumps
+  CHECK(engine_model(Engine::sglang, "0.4.7").version().id == "0.4.6");
+  CHECK(engine_model(Engine::sglang, "0.4.7.post1").version().id == "0.4.8");
+  CHECK(engine_model(Engine::sglang, "0.4.6.post5").version().id == "0.4.6");
   CHECK(engine_model(Engine::sglang, "main").version().id == "main");
   CHECK(engine_model(Engine::sglang).version().id == engine_versions(Engine::sglang).back().id);
   CHECK_THROWS_AS(engine_model(Engine::vllm, "0.1.0"), InputError);

@@ -43,6 +43,16 @@ std::vector<int> release_parts(const std::string& s) {
     else
       break;
   }
+  // SGLang's post releases ("0.4.7.post1") are one more part: 0.4.7 < 0.4.7.post1 < 0.4.8, and a
+  // window may start at a post release (SGLang changed its memory default between 0.4.7 and
+  // 0.4.7.post1)
+  if (s.compare(i, 5, ".post") == 0 && i + 5 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 5]))) {
+    long v = 0;
+    for (i += 5; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) && v <= 100000; ++i) v = v * 10 + (s[i] - '0');
+    if (v > 100000) return {};
+    out.resize(std::max<std::size_t>(out.size(), 3), 0);
+    out.push_back(static_cast<int>(v));
+  }
   return out;
 }
 
