@@ -259,13 +259,23 @@ class Vllm final : public EngineModel {
     const double per_entry = version().profile == "v0" ? 32.0 : 15.0;
     const double sampler = last_stage ? per_entry * s * static_cast<double>(m.vocab_size) : 0.0;
     double moe = 0;
+    const bool persistent = version().moe_workspace_persistent;
     if (m.moe) {
       const double mt = static_cast<double>(std::min<std::int64_t>(tokens, 32768));
       const double width = static_cast<double>(m.moe->expert_intermediate_size) / (l.ep > 1 ? 1.0 : std::max(1, l.tp * l.dp));
       const double n = 2 * width, k = static_cast<double>(m.moe->latent_size > 0 ? m.moe->latent_size : m.hidden_size);
-      moe = mt * m.moe->experts_per_token * (std::max(n, k) + n / 2) * 2.0;
+      // 0.11 on, the modular kernel's TritonExperts.workspace_shapes: workspace13 M x top_k x
+      // max(N/2, K) and workspace2 M x top_k x max(N, K) (fused_moe.py @ v0.11.0 and v0.19.0);
+      // before, fused_experts_impl's cache13 and cache2 (above)
+      const double per_token = persistent ? std::max(n / 2, k) + std::max(n, k) : std::max(n, k) + n / 2;
+      moe = mt * m.moe->experts_per_token * per_token * 2.0;
+      // MXFP4 experts run OAITritonExperts (gpt_oss_triton_kernels_moe.py @ v0.19.0): its own
+      // scratch lives inside the kernel; the modular kernel keeps M x top_k x N/2 and the M x K output
+      if (persistent && m.precision_of(ParamGroup::routed_experts) == "mxfp4")
+        moe = mt * (m.moe->experts_per_token * n / 2 + k) * 2.0;
     }
-    return std::max(sampler, moe) + 2.0 * static_cast<double>(tokens) * static_cast<double>(m.hidden_size);
+    const double peak = persistent ? sampler + moe : std::max(sampler, moe);
+    return peak + 2.0 * static_cast<double>(tokens) * static_cast<double>(m.hidden_size);
   }
 
   // One spec type (or a version without the hybrid manager: every attention layer counted as

@@ -41,6 +41,10 @@ struct EngineVersion {
     int intermediate = 1, hidden = 1;
   };
   std::map<std::string, Pad> mxfp4_moe_pad;
+  // 0.11 on: the fused-MoE scratch buffers persist across layers and calls (modular_kernel.py
+  // SharedResizableBuffer, then v1/worker/workspace.py WorkspaceManager from 0.13), so they are
+  // still allocated while the profile's sampler runs: the activation peak is their sum.
+  bool moe_workspace_persistent = false;
 
   // --- SGLang (docs/engine-sources/sglang.md has each rule with its commit)
   std::string mem_fraction_rule =
