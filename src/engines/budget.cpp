@@ -52,7 +52,9 @@ std::int64_t vllm_default_max_num_seqs(const Gpu& gpu) {
 }
 double vllm_default_utilization() { return engine_model(Engine::vllm).version().gpu_memory_utilization; }
 
-FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& s, std::int64_t context, std::int64_t users) {
+FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& given, std::int64_t context,
+                       std::int64_t users) {
+  EngineSettings s = given;  // with the engine's own resolution of what was left at its default
   const EngineModel& em = s.model();
   FitResult r;
   r.model = m.id;
@@ -73,6 +75,7 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
   const int instances = em.kv_instances(l);
   const std::int64_t users_per_group = (users + instances - 1) / instances;
   const EngineDefaults d = em.defaults(m, gpu, l, s, users_per_group);
+  if (!d.kv_dtype.empty()) r.settings.kv_dtype = s.kv_dtype = d.kv_dtype;
   r.max_num_batched_tokens = d.max_num_batched_tokens;
   r.max_num_seqs = d.max_num_seqs;
   r.cuda_graph_max_bs = d.cuda_graph_max_bs;
@@ -179,8 +182,8 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     q.defaults = asked ? dd : other.defaults(m, gpu, le, se, per);
     q.context = context;
     q.max_running = std::max<std::int64_t>(per, 1);
-    q.kv_dtype = s.kv_dtype;
-    if (asked) q.settings = &s;
+    q.kv_dtype = given.kv_dtype;  // the engine resolves its own default again
+    if (asked) q.settings = &given;
     ServeArgs sa = serve_args(q);
     if (r.nodes > 1) {
       const std::size_t at = sa.args.size();

@@ -54,10 +54,17 @@ std::string EngineModel::parallel_flags(const Model& m, const Layout& l) const {
 // weights as the engines lay them out on one rank
 
 namespace {
+bool is_float_dtype(const std::string& p) { return p == "bf16" || p == "fp16" || p == "fp32"; }
+
+// Unquantized parameters are created in the dtype the model runs in and the checkpoint's tensors
+// cast into them (vLLM set_default_torch_dtype(model_config.dtype) around model init in
+// model_executor/model_loader; SGLang the same in model_loader/loader.py): --dtype float32 doubles
+// a bf16 checkpoint's unquantized weights. Quantized groups keep their format.
 double weight_bits(const Model& m, ParamGroup g, const std::string& uniform) {
   if (!uniform.empty()) return precision_format(uniform).bits_per_weight;
   std::string p = m.precision_of(g);
   if (g == ParamGroup::norms && !m.precision.count(g)) p = m.dtype;
+  if (is_float_dtype(p) && is_float_dtype(m.dtype)) p = m.dtype;
   return precision_format(p).bits_per_weight;
 }
 
@@ -135,10 +142,11 @@ double EngineModel::stage_weights_bytes(const Model& m, const Gpu& gpu, const La
   if (has_head) add(ParamGroup::norms, h);
   // vision tower on the first stage: split by TP where the engine shards it (vLLM
   // --mm-encoder-tp-mode weights, the default), else whole on every rank
-  if (has_embed && m.vision_params > 0) bytes += m.vision_params * 2 / (vision_sharded() ? attn_tp : 1);
+  const double dtype_bytes = is_float_dtype(m.dtype) ? precision_format(m.dtype).bits_per_weight / 8 : 2.0;
+  if (has_embed && m.vision_params > 0) bytes += m.vision_params * dtype_bytes / (vision_sharded() ? attn_tp : 1);
   // RoPE cos/sin cache, one per rank, sized by the model's max_position_embeddings (not the
   // context asked for) in the model dtype: vllm/model_executor/layers/rotary_embedding
-  if (has_embed && rope_cache_in_weights()) bytes += static_cast<double>(m.max_context) * rotary_dim(m) * 2.0;
+  if (has_embed && rope_cache_in_weights()) bytes += static_cast<double>(m.max_context) * rotary_dim(m) * dtype_bytes;
   return bytes;
 }
 

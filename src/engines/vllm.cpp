@@ -256,7 +256,10 @@ class Vllm final : public EngineModel {
     // (4) stay live while the sort values (4) and int64 indices (8), the top-k mask (1), the top-p
     // softmax (4), cumsum (4) and mask (1) and the scattered result (4) exist: 32 B. V1 samples the
     // dummy batch without top-k / top-p: about 15 B (fitted, above).
-    const double per_entry = version().profile == "v0" ? 32.0 : 15.0;
+    // The model-dtype tensors (logits as computed, hidden states, MoE scratch) scale with the
+    // dtype the model runs in: 2 B for bf16 / fp16, 4 B with --dtype float32.
+    const double elem = m.dtype == "fp32" ? 4.0 : 2.0;
+    const double per_entry = (version().profile == "v0" ? 32.0 : 15.0) + (elem - 2.0);
     const double sampler = last_stage ? per_entry * s * static_cast<double>(m.vocab_size) : 0.0;
     double moe = 0;
     const bool persistent = version().moe_workspace_persistent;
@@ -268,14 +271,14 @@ class Vllm final : public EngineModel {
       // max(N/2, K) and workspace2 M x top_k x max(N, K) (fused_moe.py @ v0.11.0 and v0.19.0);
       // before, fused_experts_impl's cache13 and cache2 (above)
       const double per_token = persistent ? std::max(n / 2, k) + std::max(n, k) : std::max(n, k) + n / 2;
-      moe = mt * m.moe->experts_per_token * per_token * 2.0;
+      moe = mt * m.moe->experts_per_token * per_token * elem;
       // MXFP4 experts run OAITritonExperts (gpt_oss_triton_kernels_moe.py @ v0.19.0): its own
       // scratch lives inside the kernel; the modular kernel keeps M x top_k x N/2 and the M x K output
       if (persistent && m.precision_of(ParamGroup::routed_experts) == "mxfp4")
-        moe = mt * (m.moe->experts_per_token * n / 2 + k) * 2.0;
+        moe = mt * (m.moe->experts_per_token * n / 2 + k) * elem;
     }
     const double peak = persistent ? sampler + moe : std::max(sampler, moe);
-    return peak + 2.0 * static_cast<double>(tokens) * static_cast<double>(m.hidden_size);
+    return peak + elem * static_cast<double>(tokens) * static_cast<double>(m.hidden_size);
   }
 
   // One spec type (or a version without the hybrid manager: every attention layer counted as

@@ -52,6 +52,7 @@ struct EngineDefaults {
   std::int64_t max_num_seqs = 0;            // vLLM max_num_seqs, SGLang max_running_requests (0 = derived)
   int cuda_graph_max_bs = 0;
   int block_size = 16;  // tokens per KV page
+  std::string kv_dtype;  // what the engine turns an unset ("auto") KV dtype into, when not the model dtype; "" = unchanged
 };
 
 // What the shared fit code has computed for one pipeline stage before the engine fills the pools.
