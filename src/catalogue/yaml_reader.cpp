@@ -6,7 +6,10 @@
 #include <k3plan/error.hpp>
 #include <k3plan/input_limits.hpp>
 #include <k3plan/limits.hpp>
+#include <algorithm>
 #include <set>
+#include <string_view>
+#include <unordered_set>
 
 namespace k3plan {
 
@@ -14,23 +17,54 @@ namespace {
 
 // After parsing: every map key a plain scalar and unique; the tree, aliases expanded, within the
 // node budget (an anchor used a million times counts a million times: the "billion laughs").
-void walk(const YamlReader& r, const YAML::Node& n, std::size_t& budget, const std::string& field, int depth, bool dup_ok) {
+// The field path ("a.b[3].c") is built only when a check fails: walking a million expanded nodes
+// must stay cheap (the fuzz targets' 10 s timeout runs it under the sanitizers).
+struct PathStep {
+  const PathStep* parent = nullptr;
+  const std::string* key = nullptr;  // map key, or
+  std::size_t index = 0;             // sequence index when key is null
+};
+
+std::string path_text(const PathStep* p) {
+  std::vector<const PathStep*> steps;
+  for (; p; p = p->parent) steps.push_back(p);
+  std::string out;
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+    if ((*it)->key) {
+      if (!out.empty()) out += '.';
+      out += *(*it)->key;
+    } else {
+      out += fmt::format("[{}]", (*it)->index);
+    }
+  }
+  return out.empty() ? "<root>" : out;
+}
+
+void walk(const YamlReader& r, const YAML::Node& n, std::size_t& budget, const PathStep* at, int depth, bool dup_ok) {
   if (budget == 0 || --budget == 0)
-    r.fail(n, field.empty() ? "<root>" : field, fmt::format("more than {} YAML nodes once aliases are expanded", limits::kMaxYamlNodes));
-  if (depth > kMaxYamlDepth) r.fail(n, field.empty() ? "<root>" : field, fmt::format("nesting deeper than {} levels", kMaxYamlDepth));
+    r.fail(n, path_text(at), fmt::format("more than {} YAML nodes once aliases are expanded", limits::kMaxYamlNodes));
+  if (depth > kMaxYamlDepth) r.fail(n, path_text(at), fmt::format("nesting deeper than {} levels", kMaxYamlDepth));
   if (n.IsMap()) {
-    std::set<std::string> seen;
+    std::vector<std::string_view> few;           // small maps: a linear scan, no allocation per key
+    std::unordered_set<std::string_view> many;  // large ones: hashed
+    const bool large = n.size() > 16;
     for (const auto& kv : n) {
-      if (!kv.first.IsScalar())
-        r.fail(kv.first, field.empty() ? "<root>" : field, "keys must be plain strings (complex keys are not read)");
-      const std::string key = kv.first.Scalar();
-      const std::string f = field.empty() ? key : field + "." + key;
-      if (!seen.insert(key).second && !dup_ok) r.fail(kv.first, f, "duplicate key");
-      walk(r, kv.second, budget, f, depth + 1, dup_ok);
+      if (!kv.first.IsScalar()) r.fail(kv.first, path_text(at), "keys must be plain strings (complex keys are not read)");
+      const std::string& key = kv.first.Scalar();
+      const PathStep step{at, &key, 0};
+      if (!dup_ok) {
+        const bool dup = large ? !many.insert(key).second : std::find(few.begin(), few.end(), std::string_view(key)) != few.end();
+        if (dup) r.fail(kv.first, path_text(&step), "duplicate key");
+        if (!large) few.push_back(key);
+      }
+      walk(r, kv.second, budget, &step, depth + 1, dup_ok);
     }
   } else if (n.IsSequence()) {
     std::size_t i = 0;
-    for (const auto& item : n) walk(r, item, budget, fmt::format("{}[{}]", field, i++), depth + 1, dup_ok);
+    for (const auto& item : n) {
+      const PathStep step{at, nullptr, i++};
+      walk(r, item, budget, &step, depth + 1, dup_ok);
+    }
   }
 }
 
@@ -57,7 +91,7 @@ YAML::Node YamlReader::parse(const std::string& text, bool duplicate_keys_allowe
 
 void YamlReader::check_tree(const YAML::Node& root, bool duplicate_keys_allowed) const {
   std::size_t budget = limits::kMaxYamlNodes;
-  walk(*this, root, budget, "", 0, duplicate_keys_allowed);
+  walk(*this, root, budget, nullptr, 0, duplicate_keys_allowed);
 }
 
 void YamlReader::fail(const YAML::Node& at, const std::string& field, const std::string& msg) const {
