@@ -171,6 +171,24 @@ TEST_CASE("pipeline stages take the minimum over stages") {
   CHECK(f.limiting.kv_tokens == std::min(f.ranks[0].kv_tokens, f.ranks[1].kv_tokens));
 }
 
+TEST_CASE("--cpu-offload-gb moves decoder layers only: embedding and lm_head stay on the GPU however large the budget") {
+  const Model& m = cat().model("llama-3.1-8b");
+  EngineSettings s = engine(Engine::sglang);
+  const FitResult on_gpu = evaluate_fit(m, cat().gpu("h100"), Layout{}, s, 8192, 1);
+  s.cpu_offload_bytes = 1000.0 * 1024 * 1024 * 1024;  // more than the whole model
+  const FitResult offloaded = evaluate_fit(m, cat().gpu("h100"), Layout{}, s, 8192, 1);
+  // Llama-3.1-8B: 128,256 x 4,096 embedding and an untied lm_head of the same size, bf16, plus the
+  // final norm and the rotary cache where the engine keeps one
+  const double embed_and_head = 2.0 * 128256 * 4096 * 2;
+  CHECK(offloaded.limiting.weights_bytes >= embed_and_head);
+  CHECK(offloaded.limiting.weights_bytes < embed_and_head * 1.05);
+  CHECK(offloaded.limiting.weights_bytes < on_gpu.limiting.weights_bytes / 5);
+  // a small budget takes exactly that much off
+  s.cpu_offload_bytes = 4.0 * 1024 * 1024 * 1024;
+  CHECK(evaluate_fit(m, cat().gpu("h100"), Layout{}, s, 8192, 1).limiting.weights_bytes ==
+        Approx(on_gpu.limiting.weights_bytes - s.cpu_offload_bytes));
+}
+
 TEST_CASE("a context beyond the model maximum does not fit and says so") {
   const FitResult f =
       evaluate_fit(cat().model("qwen3-235b-a22b"), cat().gpu("b300"), Layout{8, 8, 1, 1, false}, engine(Engine::sglang), 1048576, 1);

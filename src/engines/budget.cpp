@@ -108,7 +108,14 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     b.layers = n;
     b.capacity_bytes = cap;
     b.weights_bytes = em.stage_weights_bytes(m, gpu, l, s, start, start + n, st == 0, st == pp - 1);
-    b.weights_bytes -= std::min(b.weights_bytes, s.cpu_offload_bytes);  // --cpu-offload-gb keeps that much in host memory
+    // --cpu-offload-gb moves up to that many bytes of decoder-layer parameters to host memory:
+    // both engines wrap only the layers make_layers builds (maybe_offload_to_cpu in vLLM
+    // model_executor/models/utils.py and SGLang srt/utils.py), so the embedding, lm_head, final
+    // norm and encoder towers stay on the GPU however large the budget
+    if (s.cpu_offload_bytes > 0) {
+      const double layers_only = em.stage_weights_bytes(m, gpu, l, s, start, start + n, false, false);
+      b.weights_bytes -= std::min(layers_only, s.cpu_offload_bytes);
+    }
     Model sub = m;
     sub.layers.assign(m.layers.begin() + start, m.layers.begin() + start + n);
     StageInput in;
