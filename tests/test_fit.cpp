@@ -171,7 +171,7 @@ TEST_CASE("pipeline stages take the minimum over stages") {
   CHECK(f.limiting.kv_tokens == std::min(f.ranks[0].kv_tokens, f.ranks[1].kv_tokens));
 }
 
-TEST_CASE("--cpu-offload-gb moves decoder layers only: embedding and lm_head stay on the GPU however large the budget") {
+TEST_CASE("a CPU offload budget moves decoder layers only: embedding and lm_head stay on the GPU however large the budget") {
   const Model& m = cat().model("llama-3.1-8b");
   EngineSettings s = engine(Engine::sglang);
   const FitResult on_gpu = evaluate_fit(m, cat().gpu("h100"), Layout{}, s, 8192, 1);
