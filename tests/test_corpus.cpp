@@ -150,3 +150,31 @@ TEST_CASE("show accepts whatever -m accepts: a config.json, a model directory") 
   CHECK(nlohmann::json::parse(d.out)["params_vision"].get<double>() > 0.3e9);
   expect_usage_error({"show", t.str() + "/missing.json"}, {"missing.json"});
 }
+
+TEST_CASE("Gemma 4 and MiMo-V2-Flash cache each layer kind with its own heads and head dimensions") {
+  auto blocks = [](const std::string& file) {
+    const Run r = run({"kv", "-m", std::string(K3PLAN_TEST_DATA) + "/aiconfigurator/" + file, "--format", "json", "-c", "8k"});
+    INFO(file << ": " << r.err);
+    REQUIRE(r.code == 0);
+    std::map<std::string, nlohmann::json> out;
+    const auto j = nlohmann::json::parse(r.out);
+    for (const auto& b : j["layers"]) out[b["block"].get<std::string>()] = b;
+    return out;
+  };
+  // Gemma 4 26B-A4B: 5 global layers of 2 K=V heads x 512 (global_head_dim, num_global_key_value_heads),
+  // 25 sliding layers of 8 heads x 256 within 1,024 tokens; K and V both cached, bf16
+  auto g = blocks("google--gemma-4-26B-A4B_config.json");
+  CHECK(g["full"]["count"] == 5);
+  CHECK(g["full"]["bytes_per_token"].get<double>() == 5 * 2 * (512 + 512) * 2);
+  CHECK(g["sliding"]["count"] == 25);
+  CHECK(g["sliding"]["window_tokens"] == 1024);
+  CHECK(g["sliding"]["window_bytes_per_token"].get<double>() == 25 * 8 * (256 + 256) * 2);
+  // MiMo-V2-Flash: hybrid_layer_pattern 1 = sliding (swa_num_key_value_heads 8), 0 = global (4 heads);
+  // q/k head_dim 192, v_head_dim 128; window 128
+  auto mi = blocks("XiaomiMiMo--MiMo-V2-Flash_config.json");
+  CHECK(mi["full"]["count"] == 9);
+  CHECK(mi["full"]["bytes_per_token"].get<double>() == 9 * 4 * (192 + 128) * 2);
+  CHECK(mi["sliding"]["count"] == 39);
+  CHECK(mi["sliding"]["window_tokens"] == 128);
+  CHECK(mi["sliding"]["window_bytes_per_token"].get<double>() == 39 * 8 * (192 + 128) * 2);
+}

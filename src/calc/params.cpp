@@ -20,7 +20,7 @@ double attention_params(const Model& m, const AttentionBlock& b) {
   switch (b.kind) {
     case AttnKind::gqa: {
       const double q = d(b.num_heads) * b.head_dim, kv = d(b.num_kv_heads) * b.head_dim, vo = d(b.num_heads) * b.v_head_dim;
-      const double vdim = d(b.num_kv_heads) * b.v_head_dim;
+      const double vdim = b.k_eq_v ? 0.0 : d(b.num_kv_heads) * b.v_head_dim;  // Gemma 4: V = K, no v_proj
       double p = h * q + h * kv + h * vdim + vo * h;
       if (b.qkv_bias) p += q + kv + vdim + h;
       if (b.sinks) p += b.num_heads;

@@ -257,6 +257,7 @@ enum class Family {
   nemotron_h,  // Nemotron-H / Nemotron 3: models/nemotron_h/configuration_nemotron_h.py
   gemma2,      // models/gemma2/configuration_gemma2.py
   gemma3,      // models/gemma3/configuration_gemma3.py
+  gemma4,      // models/gemma4/modeling_gemma4.py (Gemma4TextAttention, Gemma4TextDecoderLayer, Gemma4VisionModel)
   mistral,     // Mistral / Ministral: models/mistral/configuration_mistral.py
   mixtral,     // models/mixtral/configuration_mixtral.py
   phi3,        // Phi-3 / Phi-4: models/phi3/configuration_phi3.py
@@ -277,6 +278,8 @@ enum class Family {
   kimi_linear,  // Kimi Linear / Kimi K3: KDA + MLA (linear_attn_config)
   gpt_oss,      // models/gpt_oss/configuration_gpt_oss.py
   step,         // StepFun Step 3.5 / 3.7 Flash (layer_types, share_expert_dim; remote-code configuration)
+  mimo,         // Xiaomi MiMo-7B (MiMoForCausalLM: Qwen2 geometry + num_nextn_predict_layers MTP; remote-code modeling_mimo.py)
+  mimo_v2,      // MiMo-V2-Flash: models/mimo_v2_flash/modeling_mimo_v2_flash.py (hybrid SWA/global, swa_* heads, sinks)
 };
 
 struct FamilyRule {
@@ -294,6 +297,7 @@ const std::vector<FamilyRule>& family_table() {
       {Family::nemotron_h, "Nemotron-H / Nemotron 3", {"NemotronH*"}, {"nemotron_h"}},
       {Family::gemma2, "Gemma 2", {"Gemma2*"}, {"gemma2"}},
       {Family::gemma3, "Gemma 3", {"Gemma3*"}, {"gemma3", "gemma3_text"}},
+      {Family::gemma4, "Gemma 4", {"Gemma4*"}, {"gemma4", "gemma4_text"}},
       {Family::mixtral, "Mixtral", {"MixtralForCausalLM"}, {"mixtral"}},
       {Family::mistral, "Mistral / Ministral", {"MistralForCausalLM", "Ministral*", "Mistral3*"}, {"mistral", "ministral", "mistral3"}},
       {Family::phi3, "Phi-3 / Phi-4", {"Phi3*"}, {"phi3"}},
@@ -317,6 +321,8 @@ const std::vector<FamilyRule>& family_table() {
        {"deepseek_v2", "deepseek_v3", "deepseek_v32"}},
       {Family::gpt_oss, "gpt-oss", {"GptOss*"}, {"gpt_oss"}},
       {Family::step, "Step 3.x Flash", {"Step3p5*", "Step3p7*"}, {"step3p5", "step3p7"}},
+      {Family::mimo, "MiMo", {"MiMoForCausalLM"}, {"mimo"}},
+      {Family::mimo_v2, "MiMo-V2-Flash", {"MiMoV2*"}, {"mimo_v2_flash", "mimo_v2"}},
   };
   return t;
 }
@@ -360,6 +366,21 @@ double vision_tower_params(const json& vj, std::int64_t text_hidden, Family fam,
   const double inter = static_cast<double>(v.integer({"vt_intermediate_size", "intermediate_size"}, 0));
   const double layers = static_cast<double>(v.integer({"vt_num_hidden_layers", "num_hidden_layers", "depth"}, 0));
   if (h <= 0 || layers <= 0) return 0;
+  if (fam == Family::gemma4) {
+    // transformers models/gemma4/modeling_gemma4.py: Gemma4VisionPatchEmbedder (input_proj
+    // 3 * patch^2 -> h without bias, a (2, position_embedding_size, h) position table), per layer
+    // q/k/v/o without bias, q/k norms of head_dim, a gated MLP (gate/up/down) and four norms;
+    // std_bias/std_scale when standardize; Gemma4MultimodalEmbedder: one h -> text hidden
+    // projection (its norm has no scale)
+    const double patch = static_cast<double>(v.integer({"patch_size"}, 16));
+    const double heads = static_cast<double>(v.integer({"num_attention_heads"}, 0, true));
+    const double hd = static_cast<double>(v.integer({"head_dim"}, static_cast<std::int64_t>(h / std::max(1.0, heads))));
+    const double kvh = static_cast<double>(v.integer({"num_key_value_heads"}, static_cast<std::int64_t>(heads)));
+    double p = 3 * patch * patch * h + 2 * static_cast<double>(v.integer({"position_embedding_size"}, 0)) * h;
+    p += layers * (2 * h * heads * hd + 2 * h * kvh * hd + 2 * hd + 3 * h * inter + 4 * h);
+    if (v.boolean("standardize", false)) p += 2 * h;
+    return p + h * static_cast<double>(text_hidden);
+  }
   std::string act = v.str("hidden_act");
   if (act.empty()) act = v.str("activation_func");
   const bool gated = act == "silu" || act == "swiglu";
@@ -461,6 +482,34 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
   }
   if (fam == Family::deci && tj.contains("block_configs") && tj["block_configs"].is_array() && !tj.contains("num_hidden_layers"))
     tj["num_hidden_layers"] = tj["block_configs"].size();
+  // MiMo-V2-Flash (transformers models/mimo_v2_flash/modeling_mimo_v2_flash.py): the remote-code
+  // config names each layer's attention in hybrid_layer_pattern (0 = global, 1 = sliding window)
+  // and its MLP in moe_layer_freq (0 = dense, 1 = MoE); the transformers config spells them
+  // layer_types and mlp_layer_types ("dense" / "sparse").
+  int mimo_dense_layers = -1;
+  bool mimo_dense_inside = false;
+  if (fam == Family::mimo_v2) {
+    if (!tj.contains("layer_types") && tj.contains("hybrid_layer_pattern") && tj["hybrid_layer_pattern"].is_array()) {
+      json lt = json::array();
+      for (const auto& x : tj["hybrid_layer_pattern"]) {
+        if (!x.is_number_integer() || (x.get<int>() != 0 && x.get<int>() != 1))
+          throw InputError(fmt::format("{}: field 'hybrid_layer_pattern': expected 0 (global) or 1 (sliding window) per layer", origin));
+        lt.push_back(x.get<int>() == 1 ? "sliding_attention" : "full_attention");
+      }
+      tj["layer_types"] = lt;
+    }
+    const char* mlp_key = tj.contains("moe_layer_freq") ? "moe_layer_freq" : "mlp_layer_types";
+    if (tj.contains(mlp_key) && tj[mlp_key].is_array()) {
+      bool leading = true;
+      mimo_dense_layers = 0;
+      for (const auto& x : tj[mlp_key]) {
+        const bool dense = (x.is_number_integer() && x.get<int>() == 0) || (x.is_string() && x.get<std::string>() == "dense");
+        if (dense && leading) ++mimo_dense_layers;
+        if (dense && !leading) mimo_dense_inside = true;
+        if (!dense) leading = false;
+      }
+    }
+  }
   const Cfg c{tj, origin};
   const Cfg top{root, origin};
   Model m;
@@ -499,7 +548,9 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
   const int head_dim = as_int(c.integer({"head_dim", "kv_channels"}, m.hidden_size / heads));
 
   // ---- MoE geometry under its several names ---------------------------------------------------
-  const int experts = as_int(c.integer({"n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts"}, 0));
+  // Gemma 4 keeps num_experts beside enable_moe_block; only the latter builds the experts
+  const bool no_moe_block = fam == Family::gemma4 && !c.boolean("enable_moe_block", false);
+  const int experts = no_moe_block ? 0 : as_int(c.integer({"n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts"}, 0));
   if (experts > 0) {
     MoE e;
     e.routed_experts = experts;
@@ -519,6 +570,17 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     if (c.has("mlp_only_layers") && c.j["mlp_only_layers"].is_array() && !c.j["mlp_only_layers"].empty())
       add_assumption(m.assumptions, {m.id + " mlp_only_layers", "non-leading dense layers counted as MoE"});
     e.latent_size = as_int(c.integer({"routed_expert_hidden_size", "moe_latent_size"}, 0));
+    if (fam == Family::mimo_v2 && mimo_dense_layers >= 0) {
+      e.first_dense_layers = mimo_dense_layers;
+      if (mimo_dense_inside) add_assumption(m.assumptions, {m.id + " moe_layer_freq", "non-leading dense layers counted as MoE"});
+    }
+    if (fam == Family::gemma4) {
+      // Gemma4TextDecoderLayer with enable_moe_block: every layer runs its dense MLP
+      // (intermediate_size) and the routed experts side by side and adds the two: the dense MLP
+      // is an always-active shared expert
+      e.shared_experts = 1;
+      e.shared_intermediate_size = c.integer({"intermediate_size"}, 0, true);
+    }
     const bool llama4 = fam == Family::llama4;
     if (llama4) {
       // transformers models/llama4/modeling_llama4.py Llama4TextMoe: one shared expert of
@@ -564,6 +626,37 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
       full.indexer_heads = as_int(c.integer({"index_n_heads"}, 0));
       full.indexer_head_dim = as_int(c.integer({"index_head_dim"}, 0));
     }
+  }
+  // The sliding-window layers of a layer_types list: the same geometry as the global ones unless
+  // the family gives them their own.
+  AttentionBlock swa = full;
+  if (fam == Family::gemma4) {
+    // Gemma4TextAttention: global layers use global_head_dim and, with attention_k_eq_v,
+    // num_global_key_value_heads and no v_proj (the keys are the values); sliding layers keep
+    // head_dim and num_key_value_heads
+    const int ghd = as_int(c.integer({"global_head_dim"}, 0));
+    if (ghd > 0) full.head_dim = full.v_head_dim = ghd;
+    if (c.boolean("attention_k_eq_v", false)) {
+      full.k_eq_v = true;
+      full.num_kv_heads = as_int(c.integer({"num_global_key_value_heads"}, kv_heads));
+    }
+    if (c.integer({"hidden_size_per_layer_input"}, 0) > 0)
+      add_assumption(m.assumptions, {m.id + " hidden_size_per_layer_input",
+                                     "Gemma 4 per-layer embeddings (embed_tokens_per_layer and the per-layer gates) are not counted"});
+    if (c.integer({"num_kv_shared_layers"}, 0) > 0)
+      add_assumption(m.assumptions,
+                     {m.id + " num_kv_shared_layers",
+                      "Gemma 4 KV sharing not modelled: the shared layers are counted with their own K/V weights and cache"});
+  } else if (fam == Family::mimo_v2) {
+    // MiMoV2FlashAttention: sliding layers have their own head counts and dimensions (swa_*),
+    // v_head_dim differs from the q/k head_dim, and a learnable sink per head where
+    // add_swa_attention_sink_bias / add_full_attention_sink_bias say so
+    swa.num_heads = as_int(c.integer({"swa_num_attention_heads"}, heads));
+    swa.num_kv_heads = as_int(c.integer({"swa_num_key_value_heads"}, kv_heads));
+    swa.head_dim = as_int(c.integer({"swa_head_dim"}, head_dim));
+    swa.v_head_dim = as_int(c.integer({"swa_v_head_dim"}, full.v_head_dim));
+    swa.sinks = c.boolean("add_swa_attention_sink_bias", false);
+    full.sinks = c.boolean("add_full_attention_sink_bias", false);
   }
   std::vector<AttentionBlock> blocks;
   std::vector<int> per_layer(static_cast<std::size_t>(layers), 0);
@@ -742,7 +835,7 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
                                 ? lt[static_cast<std::size_t>(i)].get<std::string>()
                                 : "full_attention";
       if (t == "sliding_attention") {
-        AttentionBlock b = full;
+        AttentionBlock b = swa;
         b.name = "sliding";
         b.sliding_window = as_int(c.integer({"sliding_window"}, 0, true));
         per_layer[static_cast<std::size_t>(i)] = add_block(b);

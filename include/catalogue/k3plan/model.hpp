@@ -28,6 +28,9 @@ struct AttentionBlock {
   bool chunked = false;
   bool qkv_bias = false;
   bool sinks = false;
+  // Gemma 4 global layers (attention_k_eq_v): no v_proj, the keys are the values. The engines
+  // still cache K and V per token (a standard attention layer), so only the weights change.
+  bool k_eq_v = false;
   // mla
   int q_lora_rank = 0;
   int kv_lora_rank = 0;
