@@ -29,22 +29,9 @@ std::string shell_quote_if_needed(const std::string& p) {
 
 // "prog --a 1 --b 2" as lines of one shell command: the program, then one "--flag value" per line,
 // each but the last ending in " \\" (flags as serve_args() wrote them, already quoted).
-std::vector<std::string> shell_lines(const std::string& program, const std::string& flags) {
-  std::vector<std::string> words, out{"  " + program};
-  std::string cur;
-  for (std::size_t i = 0; i <= flags.size(); ++i) {
-    if (i == flags.size() || flags[i] == ' ') {
-      if (!cur.empty()) words.push_back(cur);
-      cur.clear();
-      continue;
-    }
-    cur += flags[i];
-    if (flags[i] == '\'' )  // a quoted value runs to its closing quote
-      for (++i; i < flags.size(); ++i) {
-        cur += flags[i];
-        if (flags[i] == '\'') break;
-      }
-  }
+// The launch command as a multi-line shell command: one flag (with its value) per line.
+std::vector<std::string> shell_lines(const std::string& program, const std::vector<std::string>& words) {
+  std::vector<std::string> out{"  " + program};
   for (std::size_t i = 0; i < words.size(); ++i) {
     std::string l = "    " + words[i];
     if (i + 1 < words.size() && words[i + 1].rfind("--", 0) != 0) l += " " + words[++i];
@@ -210,9 +197,9 @@ void fit_summary(Report& r, const FitResult& f, const std::vector<FitAlternative
   // the launch commands as shell lines that stay copyable at any terminal width
   const std::string path = shell_quote_if_needed(serve_model_path(m, spec));
   r.notes.push_back("SGLang:");
-  for (const auto& l : shell_lines("python3 -m sglang.launch_server --model-path " + path, f.sglang_flags)) r.notes.push_back(l);
+  for (const auto& l : shell_lines("python3 -m sglang.launch_server --model-path " + path, f.sglang_args)) r.notes.push_back(l);
   r.notes.push_back("vLLM:");
-  for (const auto& l : shell_lines("vllm serve " + path, f.vllm_flags)) r.notes.push_back(l);
+  for (const auto& l : shell_lines("vllm serve " + path, f.vllm_args)) r.notes.push_back(l);
   for (const auto& x : f.reasons) r.notes.push_back("does not fit: " + x);
   for (const auto& x : f.warnings) r.notes.push_back("warning: " + x);
   for (const auto& x : f.flag_notes) r.notes.push_back("note: " + x);

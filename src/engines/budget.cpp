@@ -200,6 +200,7 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     std::string joined;
     for (const auto& x : sa.args) joined += (joined.empty() ? "" : " ") + x;
     (e == Engine::sglang ? r.sglang_flags : r.vllm_flags) = joined;
+    (e == Engine::sglang ? r.sglang_args : r.vllm_args) = sa.args;
     const char* name = e == Engine::vllm ? "vLLM" : "SGLang";
     for (const auto& n : sa.notes) r.flag_notes.push_back(fmt::format("{} flags: {}", name, n));
     if (!sa.error.empty()) {

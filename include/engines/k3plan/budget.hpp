@@ -114,7 +114,8 @@ struct FitResult {
   AccuracyBand accuracy;     // how close this engine window and model kind came on out-of-sample logs
   // Both engines' flags (after the model path), every name and value from the engine's flag table
   // (engine_flags.hpp); what was left out and why in flag_notes.
-  std::string sglang_flags, vllm_flags;
+  std::string sglang_flags, vllm_flags;             // the words below joined by spaces (as printed in JSON)
+  std::vector<std::string> sglang_args, vllm_args;  // the engine's flags and values, one word each, shell-ready
   std::vector<std::string> flag_notes;
 };
 
