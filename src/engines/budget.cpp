@@ -53,7 +53,7 @@ std::int64_t vllm_default_max_num_seqs(const Gpu& gpu) {
 double vllm_default_utilization() { return engine_model(Engine::vllm).version().gpu_memory_utilization; }
 
 FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& given, std::int64_t context,
-                       std::int64_t users) {
+                       std::int64_t users, FitCommands commands) {
   EngineSettings s = given;  // with the engine's own resolution of what was left at its default
   const EngineModel& em = s.model();
   FitResult r;
@@ -178,6 +178,7 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     EngineSettings se;
     se.engine = e;
     const bool asked = e == s.engine;
+    if (commands == FitCommands::none || (commands == FitCommands::asked && !asked)) continue;
     const EngineModel& other = asked ? em : se.model();
     const Layout le = other.effective_layout(m, l, true);
     const std::int64_t per = (users + other.kv_instances(le) - 1) / other.kv_instances(le);

@@ -119,8 +119,14 @@ struct FitResult {
   std::vector<std::string> flag_notes;
 };
 
+// Which launch commands evaluate_fit builds: both engines' (what fit prints), only the asked
+// engine's (its argument table still refuses what it would refuse: the planner's search), or none
+// (a budget only).
+enum class FitCommands { both, asked, none };
+
 // Evaluates one layout. Never throws for "does not fit": sets fits = false with reasons.
-FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& s, std::int64_t context, std::int64_t users);
+FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& s, std::int64_t context, std::int64_t users,
+                       FitCommands commands = FitCommands::both);
 
 // Candidate layouts for `gpus` GPUs that the engine accepts (best first).
 std::vector<Layout> candidate_layouts(const Model& m, const Gpu& gpu, Engine e, int gpus);

@@ -55,8 +55,9 @@ struct MemCheck {
   bool fits = false;
   std::vector<std::string> reasons;
 };
+// `commands`: the launch commands `full` carries (the search needs only the asked engine's refusals).
 MemCheck memory_check(const Model& m, const Gpu& g, const Layout& l, const EngineSettings& s, double isl, double osl, double scale,
-                      int users, bool engine_cap = true);
+                      int users, bool engine_cap = true, FitCommands commands = FitCommands::both);
 
 // The layout engine of a serving engine name (trt and atom follow SGLang's rules); InputError with
 // a suggestion for an unknown name.
