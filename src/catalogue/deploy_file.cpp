@@ -10,10 +10,10 @@
 #include <k3plan/engine_version.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/input_file.hpp>
+#include <k3plan/number_text.hpp>
 #include <k3plan/units.hpp>
-#include <set>
-
 #include <k3plan/yaml_reader.hpp>
+#include <set>
 
 namespace k3plan {
 
@@ -115,13 +115,12 @@ struct Reader {
       error("schema/type", fmt::format("'{}' must be a number", field), n);
       return std::nullopt;
     }
-    double v = 0;
-    try {
-      v = n.as<double>();
-    } catch (const YAML::Exception&) {
+    const auto parsed = parse_yaml_real(n.Scalar());  // not as<double>(): iostreams follow the global locale
+    if (!parsed) {
       error("schema/type", fmt::format("'{}' must be a number, got '{}'", field, n.Scalar()), n);
       return std::nullopt;
     }
+    const double v = *parsed;
     if (!std::isfinite(v) || v < lo || v > hi) {
       error("schema/range", fmt::format("'{}' = {} is out of range [{}, {}]", field, n.Scalar(), lo, hi), n);
       return std::nullopt;
@@ -174,7 +173,6 @@ struct Reader {
 };
 
 }  // namespace
-
 
 Deployment parse_deployment(const std::string& text, const std::string& origin, std::vector<Finding>& findings) {
   YamlReader yr(origin);
@@ -428,9 +426,9 @@ Deployment parse_launch_command(const std::string& text, const std::string& orig
     throw InputError(fmt::format("{}: no `vllm serve` or `python3 -m sglang.launch_server` command found", origin));
   auto pos = [&](const Token& t) { return SourcePos{origin, t.line, t.column}; };
   auto number = [&](const Token& flag, const std::string& v, double lo, double hi) -> std::optional<double> {
-    char* end = nullptr;
-    const double x = std::strtod(v.c_str(), &end);
-    if (v.empty() || end == nullptr || *end != '\0' || !std::isfinite(x) || x < lo || x > hi) {
+    const auto parsed = parse_real(v);
+    const double x = parsed.value_or(0);
+    if (!parsed || !std::isfinite(x) || x < lo || x > hi) {
       findings.push_back({"command/value", "error", fmt::format("{} {}: expected a number in [{}, {}]", flag.text, v, lo, hi), pos(flag)});
       return std::nullopt;
     }

@@ -10,11 +10,11 @@
 #include <k3plan/error.hpp>
 #include <k3plan/input_limits.hpp>
 #include <k3plan/manifest.hpp>
+#include <k3plan/number_text.hpp>
+#include <k3plan/yaml_reader.hpp>
 #include <map>
 #include <optional>
 #include <sstream>
-
-#include <k3plan/yaml_reader.hpp>
 
 namespace k3plan {
 
@@ -146,9 +146,8 @@ std::optional<double> container_gpus(const YAML::Node& c) {
     for (const char* key : {"nvidia.com/gpu", "amd.com/gpu"}) {
       const YAML::Node g = child(s, key);
       if (!is_scalar(g)) continue;
-      char* end = nullptr;
-      const double v = std::strtod(g.Scalar().c_str(), &end);
-      if (end != g.Scalar().c_str() && *end == '\0' && std::isfinite(v)) return v;
+      const auto v = parse_real(g.Scalar());
+      if (v && std::isfinite(*v)) return *v;
       return -1.0;
     }
   }
@@ -457,10 +456,9 @@ std::vector<LwsGroup> parse_lws_manifest(const Catalogue& cat, const std::string
   auto count = [&](const YAML::Node& parent, const char* key, const std::string& field) -> int {
     const YAML::Node n = child(parent, key);
     if (!defined(n) || n.IsNull()) return 1;
-    char* end = nullptr;
-    const std::string s = n.IsScalar() ? n.Scalar() : "";
-    const double v = std::strtod(s.c_str(), &end);
-    if (!n.IsScalar() || end == s.c_str() || *end != '\0' || !std::isfinite(v) || v < 1 || v > 10000 || v != std::floor(v)) {
+    const auto parsed = n.IsScalar() ? parse_real(n.Scalar()) : std::nullopt;
+    const double v = parsed.value_or(0);
+    if (!parsed || !std::isfinite(v) || v < 1 || v > 10000 || v != std::floor(v)) {
       error("manifest/structure", fmt::format("'{}' must be a whole number from 1 to 10,000", field), n);
       return 0;
     }
