@@ -73,13 +73,8 @@ thread_local const std::vector<std::string>* t_lines = nullptr;
 SourcePos at(const std::string& file, const YAML::Node& n) {
   if (!n.IsDefined() || n.Mark().is_null()) return {file, 1, 1};
   int column = n.Mark().column + 1;
-  if (t_lines && n.Mark().line >= 0 && static_cast<std::size_t>(n.Mark().line) < t_lines->size()) {
-    const std::string& l = (*t_lines)[static_cast<std::size_t>(n.Mark().line)];
-    int cp = 1;
-    for (std::size_t b = 0; b < l.size() && b + 1 < static_cast<std::size_t>(column); ++b)
-      cp += (static_cast<unsigned char>(l[b]) & 0xC0) != 0x80;
-    column = cp;
-  }
+  if (t_lines && n.Mark().line >= 0 && static_cast<std::size_t>(n.Mark().line) < t_lines->size())
+    column = code_point_column((*t_lines)[static_cast<std::size_t>(n.Mark().line)], column);
   return {file, n.Mark().line + 1, column};
 }
 

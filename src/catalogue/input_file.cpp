@@ -96,6 +96,13 @@ std::string read_checked(const std::string& path, const char* what, std::size_t 
 
 }  // namespace
 
+int code_point_column(std::string_view line, int byte_column) {
+  int cp = 1;
+  for (std::size_t b = 0; b < line.size() && static_cast<int>(b) + 1 < byte_column; ++b)
+    cp += (static_cast<unsigned char>(line[b]) & 0xC0) != 0x80;  // continuation bytes take no column
+  return byte_column > static_cast<int>(line.size()) + 1 ? cp + (byte_column - static_cast<int>(line.size()) - 1) : cp;
+}
+
 TextPos text_pos(std::string_view text, std::size_t offset) {
   TextPos p;
   for (std::size_t i = 0; i < offset && i < text.size(); ++i) {

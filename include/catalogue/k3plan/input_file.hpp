@@ -60,6 +60,10 @@ struct JsonField {
 void check_json_types(const nlohmann::json& obj, std::initializer_list<JsonField> fields, const std::string& origin,
                       const std::string& prefix = "");
 
+// The 1-based column in code points (SARIF's columnKind unicodeCodePoints, what findings print) of
+// a 1-based byte column in `line` (yaml-cpp marks count bytes).
+int code_point_column(std::string_view line, int byte_column);
+
 // 1-based line and column (in bytes) of a byte offset.
 struct TextPos {
   int line = 1, column = 1;
