@@ -55,7 +55,7 @@ bool unrepresentable_number(const std::string& raw) {
   double ignored = 0;
   const char* end = std::from_chars(v.data() + skip, v.data() + v.size(), ignored).ptr;
   if (end == v.data() + skip) return false;
-  const double x = parse_real(std::string_view(v.data() + skip, static_cast<std::size_t>(end - v.data() - skip))).value_or(0);
+  const double x = parse_real(std::string_view(v.data() + skip, static_cast<std::size_t>(end - (v.data() + skip)))).value_or(0);
   return !std::isfinite(x) || std::fabs(x) >= 9007199254740992.0;  // 2^53
 }
 }  // namespace
