@@ -15,6 +15,7 @@
 #include <k3plan/check.hpp>
 #include <k3plan/deploy.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/input_file.hpp>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -678,4 +679,14 @@ TEST_CASE("check: the KV cache dtype against the engine release's values", "[che
       "--tool-call-parser llama3 --kv-cache-dtype ";
   CHECK(has_rule(check_at(sglang + "fp8", ""), "engine/kv-cache-dtype", "error"));  // SGLang: fp8_e4m3 / fp8_e5m2
   CHECK_FALSE(has_rule(check_at(sglang + "fp8_e4m3", ""), "engine/kv-cache-dtype"));
+}
+
+TEST_CASE("yaml-cpp byte columns become code-point columns for findings and SARIF", "[check][sarif]") {
+  // deployment files and manifests alike (node_pos in manifest.cpp counted bytes before)
+  const std::string line = "metadata: {name: \"ll\xc3\xa4m\xc3\xa4\", size: 3}";
+  const int byte_column = static_cast<int>(line.find("size")) + 1;
+  CHECK(byte_column == 29);
+  CHECK(k3plan::code_point_column(line, byte_column) == 27);
+  CHECK(k3plan::code_point_column("plain ascii", 7) == 7);
+  CHECK(k3plan::code_point_column("", 1) == 1);
 }

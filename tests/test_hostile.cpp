@@ -136,7 +136,10 @@ std::vector<Case> load_cases() {
   return cases;
 }
 
-// A scratch area with the runtime-only inputs: a FIFO, a directory, a --data dir with a symlink loop.
+// A scratch area with the runtime-only inputs: a FIFO, a directory, a --data dir with a symlink loop,
+// and for each tests/data/hostile/safetensors-NAME.safetensors a model directory {shard:NAME}
+// (Qwen3-0.6B's config.json and that file as model.safetensors), for each
+// safetensors-index-NAME.json one {index:NAME} (that file as model.safetensors.index.json).
 struct Scratch {
   TempDir dir;
   std::map<std::string, std::string> vars;
@@ -153,6 +156,25 @@ struct Scratch {
             {"{dir}", (dir.path() / "a-directory").string()},
             {"{loopdir}", (dir.path() / "loop").string()},
             {"{devnull}", "/dev/null"}};
+    // a model directory whose shard, or whose index, is a FIFO (read: would block)
+    for (const char* f : {"model.safetensors", "model.safetensors.index.json"}) {
+      const auto m = dir.path() / (f == std::string("model.safetensors") ? "shard-fifo" : "index-fifo");
+      fs::create_directories(m);
+      fs::copy_file(fs::path(K3PLAN_TEST_DATA) / "Qwen--Qwen3-0.6B_config.json", m / "config.json");
+      REQUIRE(mkfifo((m / f).c_str(), 0600) == 0);
+      vars["{" + m.filename().string() + "}"] = m.string();
+    }
+    for (const auto& e : fs::directory_iterator(kHostile)) {
+      const std::string f = e.path().filename().string();
+      const bool shard = e.path().extension() == ".safetensors", index = f.rfind("safetensors-index-", 0) == 0;
+      if (f.rfind("safetensors-", 0) != 0 || !(shard || index)) continue;
+      const std::string name = e.path().stem().string().substr(index ? 18 : 12);
+      const auto m = dir.path() / (index ? "index" : "shard") / name;
+      fs::create_directories(m);
+      fs::copy_file(fs::path(K3PLAN_TEST_DATA) / "Qwen--Qwen3-0.6B_config.json", m / "config.json");
+      fs::copy_file(e.path(), m / (index ? "model.safetensors.index.json" : "model.safetensors"));
+      vars[(index ? "{index:" : "{shard:") + name + "}"] = m.string();
+    }
   }
 };
 

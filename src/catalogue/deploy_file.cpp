@@ -10,10 +10,10 @@
 #include <k3plan/engine_version.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/input_file.hpp>
+#include <k3plan/number_text.hpp>
 #include <k3plan/units.hpp>
-#include <set>
-
 #include <k3plan/yaml_reader.hpp>
+#include <set>
 
 namespace k3plan {
 
@@ -73,13 +73,8 @@ thread_local const std::vector<std::string>* t_lines = nullptr;
 SourcePos at(const std::string& file, const YAML::Node& n) {
   if (!n.IsDefined() || n.Mark().is_null()) return {file, 1, 1};
   int column = n.Mark().column + 1;
-  if (t_lines && n.Mark().line >= 0 && static_cast<std::size_t>(n.Mark().line) < t_lines->size()) {
-    const std::string& l = (*t_lines)[static_cast<std::size_t>(n.Mark().line)];
-    int cp = 1;
-    for (std::size_t b = 0; b < l.size() && b + 1 < static_cast<std::size_t>(column); ++b)
-      cp += (static_cast<unsigned char>(l[b]) & 0xC0) != 0x80;
-    column = cp;
-  }
+  if (t_lines && n.Mark().line >= 0 && static_cast<std::size_t>(n.Mark().line) < t_lines->size())
+    column = code_point_column((*t_lines)[static_cast<std::size_t>(n.Mark().line)], column);
   return {file, n.Mark().line + 1, column};
 }
 
@@ -115,13 +110,12 @@ struct Reader {
       error("schema/type", fmt::format("'{}' must be a number", field), n);
       return std::nullopt;
     }
-    double v = 0;
-    try {
-      v = n.as<double>();
-    } catch (const YAML::Exception&) {
+    const auto parsed = parse_yaml_real(n.Scalar());  // not as<double>(): iostreams follow the global locale
+    if (!parsed) {
       error("schema/type", fmt::format("'{}' must be a number, got '{}'", field, n.Scalar()), n);
       return std::nullopt;
     }
+    const double v = *parsed;
     if (!std::isfinite(v) || v < lo || v > hi) {
       error("schema/range", fmt::format("'{}' = {} is out of range [{}, {}]", field, n.Scalar(), lo, hi), n);
       return std::nullopt;
@@ -174,7 +168,6 @@ struct Reader {
 };
 
 }  // namespace
-
 
 Deployment parse_deployment(const std::string& text, const std::string& origin, std::vector<Finding>& findings) {
   YamlReader yr(origin);
@@ -428,9 +421,9 @@ Deployment parse_launch_command(const std::string& text, const std::string& orig
     throw InputError(fmt::format("{}: no `vllm serve` or `python3 -m sglang.launch_server` command found", origin));
   auto pos = [&](const Token& t) { return SourcePos{origin, t.line, t.column}; };
   auto number = [&](const Token& flag, const std::string& v, double lo, double hi) -> std::optional<double> {
-    char* end = nullptr;
-    const double x = std::strtod(v.c_str(), &end);
-    if (v.empty() || end == nullptr || *end != '\0' || !std::isfinite(x) || x < lo || x > hi) {
+    const auto parsed = parse_real(v);
+    const double x = parsed.value_or(0);
+    if (!parsed || !std::isfinite(x) || x < lo || x > hi) {
       findings.push_back({"command/value", "error", fmt::format("{} {}: expected a number in [{}, {}]", flag.text, v, lo, hi), pos(flag)});
       return std::nullopt;
     }

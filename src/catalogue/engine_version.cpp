@@ -8,6 +8,7 @@
 #include <k3plan/embedded.hpp>
 #include <k3plan/engine_version.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/number_text.hpp>
 #include <k3plan/yaml_reader.hpp>
 #include <mutex>
 
@@ -138,14 +139,10 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
       EngineVersion::Pad p;
       for (std::size_t k = 0; k < 2; ++k) {
         const YAML::Node x = kv.second[k];
-        int val = 0;
-        try {
-          val = x.as<int>();
-        } catch (const YAML::Exception&) {
-          r.fail(x, f, "expected a whole number");
-        }
-        if (val < 1 || val > 4096) r.fail(x, f, "expected a multiple between 1 and 4096");
-        (k == 0 ? p.intermediate : p.hidden) = val;
+        const auto val = x.IsScalar() ? parse_uint(x.Scalar()) : std::nullopt;
+        if (!val) r.fail(x, f, "expected a whole number");
+        if (*val < 1 || *val > 4096) r.fail(x, f, "expected a multiple between 1 and 4096");
+        (k == 0 ? p.intermediate : p.hidden) = static_cast<int>(*val);
       }
       v.mxfp4_moe_pad[cls] = p;
     }

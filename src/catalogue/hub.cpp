@@ -12,10 +12,11 @@
 #include <fstream>
 #include <k3plan/error.hpp>
 #include <k3plan/hub.hpp>
+#include <k3plan/input_file.hpp>
+#include <k3plan/number_text.hpp>
 #include <k3plan/safetensors.hpp>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 namespace k3plan {
 
@@ -40,12 +41,7 @@ std::string env(const char* k) {
   return v ? std::string(v) : std::string();
 }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_text(const fs::path& p) { return read_input_file(p.string(), "Hub cache file"); }
 
 void write_atomic(const fs::path& p, const std::string& data) {
   std::error_code ec;
@@ -309,14 +305,11 @@ std::string hub_fetch(const HubId& id, const HubSettings& settings, bool shard_h
                                      url, a.status, a.body.size()));
       // Content-Range: bytes 0-7/TOTAL
       const auto slash = a.content_range.rfind('/');
-      std::uint64_t total = 0;
       if (slash == std::string::npos || a.content_range.substr(slash + 1) == "*")
         throw InputError(fmt::format("{}: {}: no file size in Content-Range '{}'", what, url, a.content_range));
-      try {
-        total = std::stoull(a.content_range.substr(slash + 1));
-      } catch (const std::exception&) {
-        throw InputError(fmt::format("{}: {}: malformed Content-Range '{}'", what, url, a.content_range));
-      }
+      const auto size = parse_uint(a.content_range.substr(slash + 1));  // not stoull: "-1" would wrap
+      if (!size) throw InputError(fmt::format("{}: {}: malformed Content-Range '{}'", what, url, a.content_range));
+      const std::uint64_t total = *size;
       unsigned char first8[8];
       for (int i = 0; i < 8; ++i) first8[i] = static_cast<unsigned char>(a.body[static_cast<std::size_t>(i)]);
       const std::uint64_t n = safetensors_header_length(first8, total, url);

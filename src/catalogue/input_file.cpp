@@ -33,9 +33,9 @@ InputError not_regular(const std::string& path, mode_t m, const char* what) {
 
 std::string mib(std::size_t bytes) { return fmt::format("{:g} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0)); }
 
-std::string read_checked(const std::string& path, const char* what, std::size_t max_bytes) {
+// Opens a regular file without blocking (a FIFO is refused before a byte is read); fills st.
+int open_regular(const std::string& path, const char* what, struct stat& st) {
   if (path.empty()) throw InputError(fmt::format("{}: empty file name", what));
-  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     const int e = errno;
     if (e == ENOENT || e == ENOTDIR) throw InputError(fmt::format("{}: no such file", path));
@@ -44,12 +44,35 @@ std::string read_checked(const std::string& path, const char* what, std::size_t 
   if (!S_ISREG(st.st_mode)) throw not_regular(path, st.st_mode, what);
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) throw InputError(fmt::format("{}: cannot open {}: {}", path, what, std::strerror(errno)));
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {  // replaced between stat and open
+    ::close(fd);
+    throw not_regular(path, st.st_mode, what);
+  }
+  return fd;
+}
+
+// Up to n bytes from fd into out (appended); stops at the end of the file.
+void read_up_to(int fd, std::string& out, std::size_t n, const std::string& path, const char* what) {
+  const std::size_t start = out.size();
+  out.resize(start + n);
+  std::size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::read(fd, out.data() + start + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw InputError(fmt::format("{}: cannot read {}: {}", path, what, std::strerror(errno)));
+    if (r == 0) break;
+    got += static_cast<std::size_t>(r);
+  }
+  out.resize(start + got);
+}
+
+std::string read_checked(const std::string& path, const char* what, std::size_t max_bytes) {
+  struct stat st {};
+  const int fd = open_regular(path, what, st);
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))  // replaced between stat and open
-    throw not_regular(path, st.st_mode, what);
   const auto size = static_cast<std::size_t>(st.st_size);
   if (size > max_bytes) throw InputError(fmt::format("{}: {} bytes: larger than the {} limit for a {}", path, size, mib(max_bytes), what));
   std::string data;
@@ -72,6 +95,13 @@ std::string read_checked(const std::string& path, const char* what, std::size_t 
 }
 
 }  // namespace
+
+int code_point_column(std::string_view line, int byte_column) {
+  int cp = 1;
+  for (std::size_t b = 0; b < line.size() && static_cast<int>(b) + 1 < byte_column; ++b)
+    cp += (static_cast<unsigned char>(line[b]) & 0xC0) != 0x80;  // continuation bytes take no column
+  return byte_column > static_cast<int>(line.size()) + 1 ? cp + (byte_column - static_cast<int>(line.size()) - 1) : cp;
+}
 
 TextPos text_pos(std::string_view text, std::size_t offset) {
   TextPos p;
@@ -97,6 +127,27 @@ void check_text(std::string_view text, const std::string& origin, const char* wh
     throw InputError(fmt::format("{}:{}:{}: invalid UTF-8 (byte 0x{:02x} at byte offset {}) in a {}", origin, p.line, p.column,
                                  static_cast<unsigned char>(text[bad]), bad, what));
   }
+}
+
+InputFileHead::InputFileHead(const std::string& path, const char* what) : path_(path), what_(what) {
+  struct stat st {};
+  fd_ = open_regular(path, what, st);
+  size_ = static_cast<std::uint64_t>(st.st_size);
+}
+
+InputFileHead::~InputFileHead() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string InputFileHead::read(std::size_t n) {
+  std::string out;
+  // in steps, so a length field that promises more than the file holds allocates only what is there
+  for (std::size_t step = std::min<std::size_t>(n, 1u << 20); out.size() < n; step = std::min(n - out.size(), step * 2)) {
+    const std::size_t before = out.size();
+    read_up_to(fd_, out, step, path_, what_);
+    if (out.size() - before < step) break;
+  }
+  return out;
 }
 
 std::string read_input_bytes(const std::string& path, const char* what, std::size_t max_bytes) {

@@ -8,13 +8,14 @@
 #include <cstdlib>
 #include <functional>
 #include <k3plan/error.hpp>
+#include <k3plan/input_file.hpp>
 #include <k3plan/input_limits.hpp>
 #include <k3plan/manifest.hpp>
+#include <k3plan/number_text.hpp>
+#include <k3plan/yaml_reader.hpp>
 #include <map>
 #include <optional>
 #include <sstream>
-
-#include <k3plan/yaml_reader.hpp>
 
 namespace k3plan {
 
@@ -49,10 +50,18 @@ YAML::Node child(const YAML::Node& n, const char* key) {
 // A manifest is loaded one document at a time (see parse_lws_manifest); marks are relative to the
 // document, this is the 0-based file line where the current document starts.
 thread_local int t_doc_line = 0;
+// The manifest's lines while it is parsed: yaml-cpp marks count bytes, findings (and SARIF,
+// columnKind unicodeCodePoints) count code points.
+thread_local const std::vector<std::string>* t_manifest_lines = nullptr;
+
+int cp_column(int file_line0, int byte_column) {
+  if (!t_manifest_lines || file_line0 < 0 || static_cast<std::size_t>(file_line0) >= t_manifest_lines->size()) return byte_column;
+  return code_point_column((*t_manifest_lines)[static_cast<std::size_t>(file_line0)], byte_column);
+}
 
 SourcePos node_pos(const std::string& file, const YAML::Node& n) {
   if (!n.IsDefined()) return {file, t_doc_line + 1, 1};
-  return {file, t_doc_line + n.Mark().line + 1, n.Mark().column + 1};
+  return {file, t_doc_line + n.Mark().line + 1, cp_column(t_doc_line + n.Mark().line, n.Mark().column + 1)};
 }
 
 // Maps positions inside a command string taken from a YAML scalar back to the manifest.
@@ -76,7 +85,7 @@ ScriptMap script_map(const std::string& file, const std::vector<std::string>& li
   ScriptMap m;
   m.file = file;
   m.line = t_doc_line + n.Mark().line + 1;
-  m.column = n.Mark().column + 1;
+  m.column = cp_column(t_doc_line + n.Mark().line, n.Mark().column + 1);
   const std::size_t li = static_cast<std::size_t>(std::max(0, t_doc_line + n.Mark().line));
   const std::size_t ci = static_cast<std::size_t>(std::max(0, n.Mark().column));
   if (li < lines.size() && ci < lines[li].size()) {
@@ -146,9 +155,8 @@ std::optional<double> container_gpus(const YAML::Node& c) {
     for (const char* key : {"nvidia.com/gpu", "amd.com/gpu"}) {
       const YAML::Node g = child(s, key);
       if (!is_scalar(g)) continue;
-      char* end = nullptr;
-      const double v = std::strtod(g.Scalar().c_str(), &end);
-      if (end != g.Scalar().c_str() && *end == '\0' && std::isfinite(v)) return v;
+      const auto v = parse_real(g.Scalar());
+      if (v && std::isfinite(*v)) return *v;
       return -1.0;
     }
   }
@@ -426,6 +434,10 @@ std::vector<LwsGroup> parse_lws_manifest(const Catalogue& cat, const std::string
     std::string l;
     while (std::getline(in, l)) lines.push_back(l);
   }
+  struct Lines {  // code-point columns for this parse, restored however it exits
+    explicit Lines(const std::vector<std::string>* l) { t_manifest_lines = l; }
+    ~Lines() { t_manifest_lines = nullptr; }
+  } use_lines(&lines);
   // One YAML::Load per document, the other documents' lines blanked so marks stay file positions.
   // (YAML::LoadAll is not used: yaml-cpp 0.7 loops forever on some malformed input, e.g. "!,".)
   std::vector<std::size_t> starts{0};
@@ -457,10 +469,9 @@ std::vector<LwsGroup> parse_lws_manifest(const Catalogue& cat, const std::string
   auto count = [&](const YAML::Node& parent, const char* key, const std::string& field) -> int {
     const YAML::Node n = child(parent, key);
     if (!defined(n) || n.IsNull()) return 1;
-    char* end = nullptr;
-    const std::string s = n.IsScalar() ? n.Scalar() : "";
-    const double v = std::strtod(s.c_str(), &end);
-    if (!n.IsScalar() || end == s.c_str() || *end != '\0' || !std::isfinite(v) || v < 1 || v > 10000 || v != std::floor(v)) {
+    const auto parsed = n.IsScalar() ? parse_real(n.Scalar()) : std::nullopt;
+    const double v = parsed.value_or(0);
+    if (!parsed || !std::isfinite(v) || v < 1 || v > 10000 || v != std::floor(v)) {
       error("manifest/structure", fmt::format("'{}' must be a whole number from 1 to 10,000", field), n);
       return 0;
     }

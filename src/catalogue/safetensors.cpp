@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <k3plan/error.hpp>
+#include <k3plan/input_file.hpp>
+#include <k3plan/number_text.hpp>
 #include <k3plan/safetensors.hpp>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -16,23 +18,26 @@ using nlohmann::json;
 
 namespace {
 
-// Bytes per element of each safetensors dtype (safetensors/src/tensor.rs Dtype); 0 = sub-byte or
-// unknown, checked only against the offsets.
-double dtype_bytes(const std::string& d) {
-  static const std::map<std::string, double> sizes = {
-      {"BOOL", 1}, {"U8", 1},  {"I8", 1},   {"F8_E5M2", 1}, {"F8_E4M3", 1},    {"F8_E8M0", 1},    {"I16", 2},
-      {"U16", 2},  {"F16", 2}, {"BF16", 2}, {"I32", 4},     {"U32", 4},        {"F32", 4},        {"I64", 8},
-      {"U64", 8},  {"F64", 8}, {"C64", 8},  {"F4", 0.5},    {"F6_E2M3", 0.75}, {"F6_E3M2", 0.75},
+// Bits per element of each safetensors dtype (safetensors/src/tensor.rs Dtype::bitsize); 0 =
+// unknown to k3plan: its bytes are then not checked against the shape, only placed by the offsets.
+std::uint64_t dtype_bits(const std::string& d) {
+  static const std::map<std::string, std::uint64_t> bits = {
+      {"BOOL", 8}, {"U8", 8},   {"I8", 8},    {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8}, {"I16", 16},
+      {"U16", 16}, {"F16", 16}, {"BF16", 16}, {"I32", 32},    {"U32", 32},    {"F32", 32},    {"I64", 64},
+      {"U64", 64}, {"F64", 64}, {"C64", 64},  {"F4", 4},      {"F6_E2M3", 6}, {"F6_E3M2", 6},
   };
-  const auto it = sizes.find(d);
-  return it == sizes.end() ? 0 : it->second;
+  const auto it = bits.find(d);
+  return it == bits.end() ? 0 : it->second;
 }
 
-std::uint64_t file_size_of(const fs::path& p) {
-  std::error_code ec;
-  const auto n = fs::file_size(p, ec);
-  if (ec) throw InputError(fmt::format("{}: cannot read: {}", p.string(), ec.message()));
-  return n;
+// The size of a shard as a Hub download records it (<shard>.size: decimal digits, as written by
+// hub_fetch), read through the input boundary.
+std::uint64_t recorded_shard_size(const fs::path& p) {
+  std::string t = read_input_file(p.string(), "shard size file", 64);
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
+  const auto v = parse_uint(t);
+  if (!v) throw InputError(fmt::format("{}: expected the shard's size in bytes (decimal digits), got '{}'", p.string(), t));
+  return *v;
 }
 
 }  // namespace
@@ -40,9 +45,11 @@ std::uint64_t file_size_of(const fs::path& p) {
 std::uint64_t safetensors_header_length(const unsigned char first8[8], std::uint64_t file_size, const std::string& origin) {
   std::uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | first8[i];
+  if (file_size < 8)
+    throw InputError(fmt::format("{}: safetensors file of {} B is shorter than its 8-byte header length", origin, file_size));
   if (n > kMaxHeaderBytes)
     throw InputError(fmt::format("{}: safetensors header length {} B is beyond the {} B limit", origin, n, kMaxHeaderBytes));
-  if (file_size > 0 && (file_size < 8 || n > file_size - 8))
+  if (n > file_size - 8)
     throw InputError(fmt::format("{}: safetensors header length {} B is beyond the file ({} B)", origin, n, file_size));
   if (n < 2) throw InputError(fmt::format("{}: safetensors header length {} B is too short for a JSON object", origin, n));
   return n;
@@ -50,22 +57,18 @@ std::uint64_t safetensors_header_length(const unsigned char first8[8], std::uint
 
 std::vector<SafetensorsTensor> parse_safetensors_header(const std::string& header_json, std::uint64_t data_bytes,
                                                         const std::string& origin) {
-  json h;
-  try {
-    h = json::parse(header_json);
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("{}: safetensors header: malformed JSON at byte {}", origin, e.byte));
-  }
-  if (!h.is_object()) throw InputError(fmt::format("{}: safetensors header: expected a JSON object", origin));
+  const std::string where = origin + ": safetensors header";
+  // the input boundary: UTF-8, nesting, duplicate tensor names, numbers beyond a double
+  const json h = parse_json_input(header_json, where);
+  if (!h.is_object()) throw InputError(fmt::format("{}: expected a JSON object", where));
   std::vector<SafetensorsTensor> out;
+  std::vector<std::pair<std::uint64_t, std::size_t>> begins;  // data_offsets begin -> index in out
   for (const auto& item : h.items()) {
     // named copies, not structured bindings: clang before 16 cannot capture those in the lambda
     const std::string& name = item.key();
     const json& t = item.value();
     if (name == "__metadata__") continue;
-    auto bad = [&](const std::string& why) {
-      return InputError(fmt::format("{}: safetensors header: tensor '{}': {}", origin, name, why));
-    };
+    auto bad = [&](const std::string& why) { return InputError(fmt::format("{}: tensor '{}': {}", where, name, why)); };
     if (!t.is_object() || !t.contains("dtype") || !t["dtype"].is_string() || !t.contains("shape") || !t["shape"].is_array() ||
         !t.contains("data_offsets") || !t["data_offsets"].is_array() || t["data_offsets"].size() != 2)
       throw bad("expected dtype, shape and data_offsets [begin, end]");
@@ -86,14 +89,39 @@ std::vector<SafetensorsTensor> parse_safetensors_header(const std::string& heade
     if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned()) throw bad("data_offsets must be non-negative integers");
     const std::uint64_t b = off[0].get<std::uint64_t>(), e = off[1].get<std::uint64_t>();
     if (e < b) throw bad("data_offsets end before begin");
-    if (data_bytes > 0 && e > data_bytes) throw bad(fmt::format("data_offsets end {} beyond the data ({} B)", e, data_bytes));
+    if (e > data_bytes) throw bad(fmt::format("data_offsets end {} beyond the data ({} B)", e, data_bytes));
     x.bytes = e - b;
-    const double size = dtype_bytes(x.dtype);
-    if (size > 0 && static_cast<double>(x.bytes) != std::ceil(static_cast<double>(x.elements) * size))
-      throw bad(fmt::format("{} B of data for {} x {} elements", x.bytes, x.dtype, x.elements));
+    // the format's rule (safetensors Metadata::validate): elements x bits is whole bytes, and those
+    // bytes are the tensor's; in integers (2^62 elements x 64 bits does not fit: compare per byte)
+    if (const std::uint64_t bits = dtype_bits(x.dtype); bits > 0) {
+      const std::uint64_t whole = x.elements / 8 * bits, rest = x.elements % 8 * bits;  // bits = whole * 8 + rest
+      if (rest % 8 != 0) throw bad(fmt::format("{} x {} elements is not a whole number of bytes", x.dtype, x.elements));
+      if (x.elements / 8 > (std::numeric_limits<std::uint64_t>::max() - rest / 8) / bits || x.bytes != whole + rest / 8)
+        throw bad(fmt::format("{} B of data for {} x {} elements", x.bytes, x.dtype, x.elements));
+    }
+    begins.emplace_back(b, out.size());
     out.push_back(std::move(x));
   }
-  return out;
+  // The tensors tile the data area: in offset order each begins where the previous one ended, the
+  // first at 0 and the last at its end (the same rule), so no byte is counted twice or left out.
+  std::sort(begins.begin(), begins.end());
+  std::vector<SafetensorsTensor> tiled;
+  tiled.reserve(out.size());
+  std::uint64_t at = 0;
+  for (const auto& [b, i] : begins) {
+    const SafetensorsTensor& x = out[i];
+    if (b != at) {
+      if (tiled.empty()) throw InputError(fmt::format("{}: tensor '{}': the first tensor begins at byte {}, not 0", where, x.name, b));
+      throw InputError(fmt::format("{}: tensor '{}': data_offsets begin {} {} tensor '{}' (which ends at {})", where, x.name, b,
+                                   b < at ? "overlaps" : "leaves a gap after", tiled.back().name, at));
+    }
+    at = b + x.bytes;
+    tiled.push_back(x);
+  }
+  if (at != data_bytes)
+    throw InputError(
+        fmt::format("{}: the tensors end at byte {} of a {} B data area (the rest belongs to no tensor)", where, at, data_bytes));
+  return tiled;
 }
 
 std::vector<std::string> SafetensorsIndex::shards() const {
@@ -103,21 +131,15 @@ std::vector<std::string> SafetensorsIndex::shards() const {
 }
 
 SafetensorsIndex parse_safetensors_index(const std::string& json_text, const std::string& origin) {
-  json j;
-  try {
-    j = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("{}: malformed JSON at byte {}", origin, e.byte));
-  }
+  const json j = parse_json_input(json_text, origin);
   if (!j.is_object()) throw InputError(fmt::format("{}: expected a JSON object", origin));
   SafetensorsIndex ix;
   if (j.contains("metadata") && j["metadata"].is_object() && j["metadata"].contains("total_size")) {
     const auto& t = j["metadata"]["total_size"];
     if (t.is_number_unsigned())
       ix.total_size = t.get<std::uint64_t>();
-    else if (t.is_string() && !t.get<std::string>().empty() &&
-             std::all_of(t.get<std::string>().begin(), t.get<std::string>().end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
-      ix.total_size = std::stoull(t.get<std::string>());
+    else if (const auto v = t.is_string() ? parse_uint(t.get<std::string>()) : std::nullopt)
+      ix.total_size = *v;
     else
       throw InputError(fmt::format("{}: field 'metadata.total_size': expected a non-negative integer", origin));
   }
@@ -180,9 +202,7 @@ std::optional<CheckpointBytes> read_checkpoint_bytes(const std::string& dir_s, i
   const bool have_index = fs::exists(index_path, ec);
   std::size_t expected = 0;
   if (have_index) {
-    std::ifstream in(index_path, std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    ix = parse_safetensors_index(text, index_path.string());
+    ix = parse_safetensors_index(read_input_file(index_path.string(), "safetensors index"), index_path.string());
     cb.index_total_size = ix.total_size;
     expected = ix.shards().size();
     for (const auto& f : ix.shards())
@@ -207,23 +227,18 @@ std::optional<CheckpointBytes> read_checkpoint_bytes(const std::string& dir_s, i
   }
   cb.basis = "safetensors-headers";
   for (const auto& p : shards) {
-    std::uint64_t size = file_size_of(p);
-    if (p.extension() == ".header") {
-      fs::path sp = p;
-      sp.replace_extension(".size");
-      std::ifstream sf(sp);
-      unsigned long long v = 0;
-      if (!(sf >> v)) throw InputError(fmt::format("{}: expected the shard's size in bytes", sp.string()));
-      size = v;
-    }
-    std::ifstream in(p, std::ios::binary);
-    unsigned char first8[8] = {};
-    if (!in.read(reinterpret_cast<char*>(first8), 8))
-      throw InputError(fmt::format("{}: safetensors file shorter than its 8-byte header length", p.string()));
-    const std::uint64_t n = safetensors_header_length(first8, size, p.string());
-    std::string header(static_cast<std::size_t>(n), '\0');
-    if (!in.read(header.data(), static_cast<std::streamsize>(n)))
-      throw InputError(fmt::format("{}: safetensors header cut short", p.string()));
+    InputFileHead in(p.string(), "safetensors shard");
+    // a Hub download keeps the length and header (<shard>.header) and the shard's size (<shard>.size)
+    const bool download = p.extension() == ".header";
+    const std::uint64_t size = download ? recorded_shard_size(fs::path(p).replace_extension(".size")) : in.size();
+    const std::string first8 = in.read(8);
+    if (first8.size() < 8)
+      throw InputError(fmt::format("{}: safetensors file of {} B is shorter than its 8-byte header length", p.string(), first8.size()));
+    const std::uint64_t n = safetensors_header_length(reinterpret_cast<const unsigned char*>(first8.data()), size, p.string());
+    const std::string header = in.read(static_cast<std::size_t>(n));
+    if (header.size() != n) throw InputError(fmt::format("{}: safetensors header cut short ({} of {} B)", p.string(), header.size(), n));
+    if (download && in.size() != 8 + n)
+      throw InputError(fmt::format("{}: {} B, not the 8-byte length and the {} B header it announces", p.string(), in.size(), n));
     for (const auto& t : parse_safetensors_header(header, size - 8 - n, p.string())) {
       cb.bytes += t.bytes;
       cb.bytes_by_dtype[t.dtype] += t.bytes;

@@ -2,11 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <k3plan/error.hpp>
 #include <k3plan/input_limits.hpp>
 #include <k3plan/limits.hpp>
-#include <algorithm>
+#include <k3plan/number_text.hpp>
 #include <set>
 #include <string_view>
 #include <unordered_set>
@@ -133,12 +134,9 @@ void YamlReader::check_keys(const YAML::Node& map, std::initializer_list<const c
 
 double YamlReader::to_number(const YAML::Node& n, const std::string& field) const {
   if (!n.IsScalar()) fail(n, field, "expected a number");
-  double v = 0;
-  try {
-    v = n.as<double>();
-  } catch (const YAML::Exception&) {
-    fail(n, field, fmt::format("expected a number, got '{}'", n.Scalar()));
-  }
+  const auto parsed = parse_yaml_real(n.Scalar());  // not as<double>(): iostreams follow the global locale
+  if (!parsed) fail(n, field, fmt::format("expected a number, got '{}'", n.Scalar()));
+  const double v = *parsed;
   if (!std::isfinite(v)) fail(n, field, "must be a finite number");
   return v;
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <k3plan/error.hpp>
 #include <k3plan/input_limits.hpp>
 #include <k3plan/manifest.hpp>
+#include <k3plan/number_text.hpp>
 #include <tuple>
 
 namespace k3plan {
@@ -48,9 +50,12 @@ bool unrepresentable_number(const std::string& raw) {
   for (char c : raw) v += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (v == ".inf" || v == "-.inf" || v == "+.inf" || v == ".nan") return true;
   if (v.empty() || !(std::isdigit(static_cast<unsigned char>(v[0])) || v[0] == '-' || v[0] == '+' || v[0] == '.')) return false;
-  char* end = nullptr;
-  const double x = std::strtod(v.c_str(), &end);
-  if (end == v.c_str()) return false;
+  // the longest numeric prefix, as strtod in the C locale reads it (from_chars: no locale)
+  const std::size_t skip = v[0] == '+' ? 1 : 0;
+  double ignored = 0;
+  const char* end = std::from_chars(v.data() + skip, v.data() + v.size(), ignored).ptr;
+  if (end == v.data() + skip) return false;
+  const double x = parse_real(std::string_view(v.data() + skip, static_cast<std::size_t>(end - (v.data() + skip)))).value_or(0);
   return !std::isfinite(x) || std::fabs(x) >= 9007199254740992.0;  // 2^53
 }
 }  // namespace

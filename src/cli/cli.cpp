@@ -11,6 +11,7 @@
 #include <k3plan/launch.hpp>
 #include <k3plan/layout.hpp>
 #include <k3plan/limits.hpp>
+#include <k3plan/number_text.hpp>
 #include <k3plan/output_file.hpp>
 #include <k3plan/perf_cmd.hpp>
 #include <k3plan/report_html.hpp>
@@ -46,9 +47,9 @@ CLI::Validator real(double lo, double hi, bool open_lo = false) {
   const std::string range = fmt::format("{}{:g}, {:g}]", open_lo ? "(" : "[", lo, hi);
   return CLI::Validator(
       [=](std::string& s) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(s.c_str(), &end);
-        if (s.empty() || end == s.c_str() || *end != '\0') return fmt::format("'{}' is not a number", s);
+        const auto parsed = parse_real(s);  // the C locale's syntax whatever LC_NUMERIC says
+        if (!parsed) return fmt::format("'{}' is not a number", s);
+        const double v = *parsed;
         if (!std::isfinite(v) || v < lo || v > hi || (open_lo && v == lo)) return fmt::format("{} is out of range {}", s, range);
         return {};
       },

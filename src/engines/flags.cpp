@@ -12,11 +12,11 @@
 #include <k3plan/embedded.hpp>
 #include <k3plan/engine_flags.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/number_text.hpp>
+#include <k3plan/yaml_reader.hpp>
 #include <map>
 #include <set>
 #include <unordered_map>
-
-#include <k3plan/yaml_reader.hpp>
 
 namespace k3plan {
 
@@ -281,13 +281,7 @@ class Table final : public FlagTable {
       return true;
     }
     if (type == "float") {
-      try {
-        std::size_t n = 0;
-        (void)std::stod(v, &n);
-        return n == v.size();
-      } catch (...) {
-        return false;
-      }
+      return parse_real(v).has_value();
     }
     return true;
   }

@@ -10,6 +10,7 @@
 //   field and, where the text shows it, the line and column.
 // Every failure is an InputError whose one line names the file (exit 2).
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <k3plan/limits.hpp>
 #include <nlohmann/json.hpp>
@@ -22,6 +23,25 @@ namespace k3plan {
 std::string read_input_file(const std::string& path, const char* what, std::size_t max_bytes = limits::kMaxInputBytes);
 // Raw bytes (safetensors headers): the same file checks, no text checks.
 std::string read_input_bytes(const std::string& path, const char* what, std::size_t max_bytes);
+
+// The leading bytes of a file too large to read whole (a safetensors shard of many GB), with the
+// same file checks (regular file, opened non-blocking) and no size cap on the file itself.
+class InputFileHead {
+ public:
+  InputFileHead(const std::string& path, const char* what);
+  ~InputFileHead();
+  InputFileHead(const InputFileHead&) = delete;
+  InputFileHead& operator=(const InputFileHead&) = delete;
+  std::uint64_t size() const { return size_; }
+  // The next n bytes, fewer only at the end of the file; never allocates beyond the file's size.
+  std::string read(std::size_t n);
+
+ private:
+  std::string path_;
+  const char* what_;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+};
 
 // Refuses NUL bytes and invalid UTF-8, naming origin:line:column and the byte offset.
 void check_text(std::string_view text, const std::string& origin, const char* what);
@@ -39,6 +59,10 @@ struct JsonField {
 };
 void check_json_types(const nlohmann::json& obj, std::initializer_list<JsonField> fields, const std::string& origin,
                       const std::string& prefix = "");
+
+// The 1-based column in code points (SARIF's columnKind unicodeCodePoints, what findings print) of
+// a 1-based byte column in `line` (yaml-cpp marks count bytes).
+int code_point_column(std::string_view line, int byte_column);
 
 // 1-based line and column (in bytes) of a byte offset.
 struct TextPos {

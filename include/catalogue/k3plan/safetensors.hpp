@@ -5,9 +5,12 @@
 // index, model.safetensors.index.json, gives metadata.total_size (the bytes of all tensors) and
 // the weight_map from tensor name to shard file.
 //
-// Hostile input is an InputError naming the file: a header length beyond the file or beyond
-// kMaxHeaderBytes, malformed JSON, a shape whose element count overflows, offsets outside the data
-// area or not matching dtype x shape.
+// Hostile input is an InputError naming the file: a file shorter than 8 bytes, a header length
+// beyond the file or beyond kMaxHeaderBytes, JSON the input boundary refuses (parse_json_input:
+// malformed, invalid UTF-8, duplicate tensor names, numbers beyond a double), a shape whose element
+// count overflows, offsets not matching dtype x shape, and tensors that do not tile the data area
+// (overlapping, leaving a gap, or ending before or beyond it), as the safetensors library's
+// Metadata::validate refuses them: the bytes reported are then exactly the file's data area.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -26,10 +29,11 @@ struct SafetensorsTensor {
   std::uint64_t bytes = 0;  // data_offsets end - begin
 };
 
-// The header length from a shard's first 8 bytes; checks it against the file size and the limit.
+// The header length from a shard's first 8 bytes; checks it against the file size (the whole
+// shard's, also when only its header was downloaded) and the limit.
 std::uint64_t safetensors_header_length(const unsigned char first8[8], std::uint64_t file_size, const std::string& origin);
-// The tensors of one header (the N bytes after the length); `data_bytes` = file size - 8 - N
-// (or 0 when unknown: offsets are then not bounded by it).
+// The tensors of one header (the N bytes after the length), in offset order; `data_bytes` = file
+// size - 8 - N, which the tensors must cover exactly.
 std::vector<SafetensorsTensor> parse_safetensors_header(const std::string& header_json, std::uint64_t data_bytes,
                                                         const std::string& origin);
 
