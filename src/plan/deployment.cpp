@@ -119,7 +119,14 @@ PerfEvaluation evaluate_perf(const Catalogue& cat, const PerfOptions& o) {
     layout.pp = o.pp ? o.pp : 1;
     layout.dp_attention = o.dp_attention;
     layout.dcp = o.dcp ? o.dcp : 1;
-    if (le == Engine::vllm && m.moe && o.ep == 0 && layout.tp * layout.dp > 1) layout.ep = layout.tp * layout.dp;
+    // EP not given: the expert-parallel degree the engine's own candidate of this TP / DP / PP has
+    // (vLLM runs MoE with --enable-expert-parallel, EP = TP x DP; SGLang splits experts by TP)
+    if (m.moe && o.ep == 0)
+      for (const Layout& c : s.model().layout_candidates(m, layout.gpus(le)))
+        if (c.tp == layout.tp && c.dp == layout.dp && c.pp == layout.pp && c.dcp == 1 && !c.dp_attention) {
+          layout.ep = c.ep;
+          break;
+        }
     if (o.gpus > 0 && layout.gpus(le) != o.gpus)
       throw InputError(fmt::format("-n {} contradicts the layout: it needs {} GPUs", o.gpus, layout.gpus(le)));
   } else if (o.gpus > 0) {

@@ -182,7 +182,7 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
         s.engine = le;
         for (int n : gpu_counts(g, o.max_gpus)) {
           std::vector<Layout> layouts = candidate_layouts(m, g, le, n);
-          if (le == Engine::sglang && m.moe && n > 1) {  // DP attention with experts spread over every GPU
+          if (s.model().has_setting("dp_attention") && m.moe && n > 1) {  // DP attention with experts spread over every GPU
             Layout d;
             d.tp = n;
             d.dp = n;
@@ -371,7 +371,7 @@ FitResult candidate_fit(const PlanResult& r, const PlanCandidate& c, double isl,
   const PrecisionOption& po = r.precision_of(c);
   EngineSettings s;
   s.engine = layout_engine(c.engine);
-  if (s.engine == Engine::vllm) s.max_num_seqs = c.conc;
+  if (s.model().has_setting("max_num_seqs")) s.max_num_seqs = c.conc;  // vLLM sizes its batch by --max-num-seqs
   return evaluate_fit(with_precision(r.base, po.uniform, po.experts), r.gpu_of(c), c.layout, s,
                       static_cast<std::int64_t>(std::ceil(isl + osl)), c.conc);
 }
