@@ -392,9 +392,13 @@ class Sglang final : public EngineModel {
     if (log.kv_bytes) kv = log.kv_bytes;
     if (log.mamba_conv_bytes && log.mamba_ssm_bytes) st = *log.mamba_conv_bytes + *log.mamba_ssm_bytes;
     auto minus = [](const std::optional<double>& logged, double ours) { return logged ? -(ours - *logged) : 0.0; };
+    // before "mem usage" was printed (0.4.x), the weights are the drop in free memory over the load
+    std::optional<double> weights = log.weights_usage_bytes;
+    if (!weights && log.load_begin_avail_bytes && log.load_end_avail_bytes && *log.load_begin_avail_bytes >= *log.load_end_avail_bytes)
+      weights = *log.load_begin_avail_bytes - *log.load_end_avail_bytes;
     return {
         {"free_at_init", log.load_begin_avail_bytes, init, log.load_begin_avail_bytes ? util * (init - *log.load_begin_avail_bytes) : 0.0},
-        {"weights", log.weights_usage_bytes, b.weights_bytes, minus(log.weights_usage_bytes, b.weights_bytes)},
+        {"weights", weights, b.weights_bytes, minus(weights, b.weights_bytes)},
         {"kv_pool", kv, b.kv_pool_bytes, 0.0},
         {"state_pool", st, b.state_pool_bytes, minus(st, b.state_pool_bytes)}};
   }
