@@ -275,11 +275,27 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
       set_once(log.weights_bytes, gib_after(t, "Model loading took"));
       vllm = true;
     }
-    if (t.find("Memory profiling takes") != std::string::npos || t.find("Total non KV cache memory") != std::string::npos) {
-      set_once(log.non_kv_bytes, gib_after(t, "Total non KV cache memory"));
-      set_once(log.activation_bytes, gib_after(t, "torch peak memory increase"));
-      set_once(log.non_torch_bytes, gib_after(t, "non-torch forward increase memory"));
-      if (auto w = gib_after(t, "weights memory")) log.weights_bytes = w;  // the profile's figure wins
+    // the profile's one-line summaries: V1 (gpu_worker.py, DEBUG from 0.11) and V0 0.7-0.8
+    // (vllm/worker/worker.py determine_num_available_blocks, after "the current vLLM instance can
+    // use total_gpu_memory (X) x gpu_memory_utilization"); nullptr = the line has no such figure
+    struct ProfileLine {
+      const char *marker, *non_kv, *activation, *non_torch, *kv_pool, *weights;
+    };
+    static constexpr ProfileLine kProfileLines[] = {
+        {"Total non KV cache memory", "Total non KV cache memory", "torch peak memory increase", "non-torch forward increase memory",
+         nullptr, "weights memory"},
+        {"PyTorch activation peak memory takes", nullptr, "PyTorch activation peak memory takes", "non_torch_memory takes",
+         "reserved for KV Cache is", "model weights take"},
+    };
+    if (t.find("Memory profiling takes") != std::string::npos) vllm = true;
+    for (const ProfileLine& pl : kProfileLines) {
+      if (t.find(pl.marker) == std::string::npos) continue;
+      auto figure = [&](const char* key) { return key ? gib_after(t, key) : std::nullopt; };
+      set_once(log.non_kv_bytes, figure(pl.non_kv));
+      set_once(log.activation_bytes, figure(pl.activation));
+      set_once(log.non_torch_bytes, figure(pl.non_torch));
+      set_once(log.kv_pool_bytes, figure(pl.kv_pool));
+      if (auto w = figure(pl.weights)) log.weights_bytes = w;  // the profile's figure wins over "Model loading took"
       vllm = true;
     }
     if (t.find("Memory profiling results") != std::string::npos) {
@@ -289,17 +305,6 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
       set_once(log.kv_pool_bytes, gib_after(t, "kv_cache_size"));
       // V0: the peak includes the weights
       if (peak && log.weights_bytes) set_once(log.activation_bytes, std::optional<double>(*peak - *log.weights_bytes));
-      vllm = true;
-    }
-    // V0 0.7-0.8 (vllm/worker/worker.py determine_num_available_blocks, one line after "the
-    // current vLLM instance can use total_gpu_memory (X) x gpu_memory_utilization"): "model
-    // weights take A; non_torch_memory takes B; PyTorch activation peak memory takes C; the rest
-    // of the memory reserved for KV Cache is D."
-    if (t.find("PyTorch activation peak memory takes") != std::string::npos) {
-      set_once(log.non_torch_bytes, gib_after(t, "non_torch_memory takes"));
-      set_once(log.activation_bytes, gib_after(t, "PyTorch activation peak memory takes"));
-      set_once(log.kv_pool_bytes, gib_after(t, "reserved for KV Cache is"));
-      if (auto w = gib_after(t, "model weights take")) log.weights_bytes = w;  // the profile's figure wins
       vllm = true;
     }
     if (t.find("the current vLLM instance can use total_gpu_memory") != std::string::npos) {
