@@ -87,3 +87,20 @@ TEST_CASE("fit states the error band of its engine window and model kind, or tha
   CHECK(llama.at("accuracy").at("logs").get<int>() >= 2);
   CHECK(llama.at("engine_label").get<std::string>().find("vLLM 0.18") == 0);
 }
+
+TEST_CASE("SGLang gives DeepSeek sparse attention an fp8 KV cache on Blackwell and 64-token pages when none is given",
+          "[engines][sglang][dsa]") {
+  // python/sglang/srt/server_args.py (efbc687c2; _set_default_dsa_kv_cache_dtype on main): fp8_e4m3
+  // from compute capability 10, the model dtype below it; page_size 64 on CUDA
+  const json b200 = fit_json({"-m", "deepseek-v3.2", "-g", "b200", "-n", "8", "-c", "128k"});
+  CHECK(b200.at("kv_dtype") == "fp8_e4m3");
+  CHECK(b200.at("per_gpu").at("block_size") == 64);
+  CHECK(b200.at("kv_cache_tokens").get<long long>() % 64 == 0);
+  const json h200 = fit_json({"-m", "deepseek-v3.2", "-g", "h200", "-n", "8", "-c", "128k"});
+  CHECK(h200.at("kv_dtype") == "auto");
+  CHECK(h200.at("per_gpu").at("block_size") == 64);
+  // an explicit dtype wins, and the fp8 cell is about half the bf16 one
+  const json bf16 = fit_json({"-m", "deepseek-v3.2", "-g", "b200", "-n", "8", "-c", "128k", "--kv-dtype", "bf16"});
+  CHECK(bf16.at("kv_dtype") == "bf16");
+  CHECK(b200.at("per_gpu").at("kv_bytes_per_token").get<double>() < 0.7 * bf16.at("per_gpu").at("kv_bytes_per_token").get<double>());
+}

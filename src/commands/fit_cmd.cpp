@@ -66,6 +66,7 @@ nlohmann::json fit_json(const FitResult& f) {
                       {"users", f.users},
                       {"headroom", f.headroom},
                       {"memory_fraction", f.utilization_used},
+                      {"kv_dtype", f.settings.kv_dtype},
                       {"max_num_batched_tokens", f.max_num_batched_tokens},
                       {"max_num_seqs", f.max_num_seqs},
                       {"fits", f.fits},
@@ -174,8 +175,9 @@ void fit_summary(Report& r, const FitResult& f, const std::vector<FitAlternative
   s.rows.push_back({"GPUs", fmt::format("{} x {} ({} node{})", f.gpus, f.gpu, f.nodes, f.nodes > 1 ? "s" : "")});
   s.rows.push_back(
       {"layout", layout_text(f.layout)});
-  s.rows.push_back({"KV cache tokens", fmt::format("{} per instance ({} B/token per GPU)", fmt_int(static_cast<double>(f.kv_cache_tokens)),
-                                                   fmt_int(f.limiting.kv_bytes_per_token))});
+  const std::string kv_dtype = f.settings.kv_dtype.empty() || f.settings.kv_dtype == "auto" ? "" : ", " + f.settings.kv_dtype;
+  s.rows.push_back({"KV cache tokens", fmt::format("{} per instance ({} B/token per GPU{})", fmt_int(static_cast<double>(f.kv_cache_tokens)),
+                                                   fmt_int(f.limiting.kv_bytes_per_token), kv_dtype)});
   if (f.limiting.state_bytes_per_sequence > 0)
     s.rows.push_back({"state per sequence", human_binary(f.limiting.state_bytes_per_sequence) + " per GPU"});
   s.rows.push_back({"max users", fmt::format("{} at {} tokens ({} requested)", fmt_int(static_cast<double>(f.max_users)),

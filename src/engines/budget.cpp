@@ -214,6 +214,9 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
   r.fits = r.reasons.empty();
 
   for (auto& a : em.assumptions(m)) r.assumptions.push_back(std::move(a));
+  if (!d.kv_dtype.empty())
+    r.assumptions.push_back(fmt::format("KV cache {}: what {} picks for this model on {} when no KV dtype is given (the engine's own default)",
+                                        d.kv_dtype, em.display_name(), gpu.id));
   if (m.moe)
     r.assumptions.push_back(
         "weights per GPU: experts split evenly over the expert-parallel group, attention by TP with MLA's low-rank input projections "
