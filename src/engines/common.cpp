@@ -14,6 +14,14 @@ bool has_mla(const Model& m) {
   return false;
 }
 
+bool has_dsa(const Model& m) {
+  for (const auto& b : m.blocks)
+    if (b.kind == AttnKind::mla && b.indexer_heads > 0) return true;
+  return false;
+}
+
+double model_dtype_bytes(const Model& m) { return m.dtype == "fp32" ? 4.0 : 2.0; }
+
 std::vector<int> tp_degrees(int gpus) {
   std::vector<int> out;
   int top = 1;

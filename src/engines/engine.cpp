@@ -118,12 +118,11 @@ double EngineModel::stage_weights_bytes(const Model& m, const Gpu& gpu, const La
     if (m.is_moe_layer(i)) {
       const auto& e = *m.moe;
       const double in = e.latent_size > 0 ? e.latent_size : h;
-      if (pad && l.ep <= 1) {
-        const double width = round_up(static_cast<double>(e.expert_intermediate_size) / group, pad->intermediate);
-        add(ParamGroup::routed_experts, 3 * round_up(in, pad->hidden) * width * e.routed_experts);
-      } else if (pad) {
-        add(ParamGroup::routed_experts, 3 * round_up(in, pad->hidden) * round_up(static_cast<double>(e.expert_intermediate_size), pad->intermediate) *
-                                            e.routed_experts / group);
+      if (pad) {  // the expert width on this rank: all of it under EP, else the TP share
+        const bool ep = l.ep > 1;
+        const int split = ep ? 1 : group;  // ranks one expert's width is split over
+        const double width = round_up(static_cast<double>(e.expert_intermediate_size) / split, pad->intermediate);
+        add(ParamGroup::routed_experts, 3 * round_up(in, pad->hidden) * width * e.routed_experts * split / group);
       } else {
         add(ParamGroup::routed_experts, 3 * in * static_cast<double>(e.expert_intermediate_size) * e.routed_experts / group);
       }
@@ -142,7 +141,7 @@ double EngineModel::stage_weights_bytes(const Model& m, const Gpu& gpu, const La
   if (has_head) add(ParamGroup::norms, h);
   // vision tower on the first stage: split by TP where the engine shards it (vLLM
   // --mm-encoder-tp-mode weights, the default), else whole on every rank
-  const double dtype_bytes = is_float_dtype(m.dtype) ? precision_format(m.dtype).bits_per_weight / 8 : 2.0;
+  const double dtype_bytes = model_dtype_bytes(m);
   if (has_embed && m.vision_params > 0) bytes += m.vision_params * dtype_bytes / (vision_sharded() ? attn_tp : 1);
   // RoPE cos/sin cache, one per rank, sized by the model's max_position_embeddings (not the
   // context asked for) in the model dtype: vllm/model_executor/layers/rotary_embedding

@@ -11,6 +11,11 @@ std::unique_ptr<EngineModel> make_sglang_model(const EngineVersion& v);
 
 // Whether any attention block is MLA (DeepSeek / Kimi latent attention).
 bool has_mla(const Model& m);
+// Whether any MLA block has a lightning indexer (DeepSeek sparse attention: V3.2, GLM 5).
+bool has_dsa(const Model& m);
+// Bytes of one element in the dtype the model runs in (4 with --dtype float32, else 2): the
+// unquantized weights, the logits and the activations take it.
+double model_dtype_bytes(const Model& m);
 // The tensor-parallel degrees the search tries for `gpus` GPUs: powers of two dividing it, largest
 // first (the engines' custom all-reduce and most attention kernels assume a power of two).
 std::vector<int> tp_degrees(int gpus);

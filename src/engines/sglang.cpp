@@ -191,9 +191,7 @@ class Sglang final : public EngineModel {
     // DeepSeek sparse attention (V3.2, GLM 5): server_args.py sets page_size 64 on CUDA and an fp8
     // KV cache on compute capability 10 and above when none is given (efbc687c2 "Support DeepSeek
     // V3.2 Exp", 2025-10-06; _set_default_dsa_kv_cache_dtype on main 65d3b47f, 2026-06-08)
-    bool dsa = false;
-    for (const auto& b : m.blocks) dsa = dsa || (b.kind == AttnKind::mla && b.indexer_heads > 0);
-    if (dsa && !on_rocm(gpu)) {
+    if (has_dsa(m) && !on_rocm(gpu)) {
       if (s.page_size <= 0) d.block_size = 64;
       if ((s.kv_dtype.empty() || s.kv_dtype == "auto") && gpu.compute_capability >= 10) d.kv_dtype = "fp8_e4m3";
     }

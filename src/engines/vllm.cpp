@@ -258,7 +258,7 @@ class Vllm final : public EngineModel {
     // dummy batch without top-k / top-p: about 15 B (fitted, above).
     // The model-dtype tensors (logits as computed, hidden states, MoE scratch) scale with the
     // dtype the model runs in: 2 B for bf16 / fp16, 4 B with --dtype float32.
-    const double elem = m.dtype == "fp32" ? 4.0 : 2.0;
+    const double elem = model_dtype_bytes(m);
     const double per_entry = (version().profile == "v0" ? 32.0 : 15.0) + (elem - 2.0);
     const double sampler = last_stage ? per_entry * s * static_cast<double>(m.vocab_size) : 0.0;
     double moe = 0;
@@ -267,15 +267,17 @@ class Vllm final : public EngineModel {
       const double mt = static_cast<double>(std::min<std::int64_t>(tokens, 32768));
       const double width = static_cast<double>(m.moe->expert_intermediate_size) / (l.ep > 1 ? 1.0 : std::max(1, l.tp * l.dp));
       const double n = 2 * width, k = static_cast<double>(m.moe->latent_size > 0 ? m.moe->latent_size : m.hidden_size);
-      // 0.11 on, the modular kernel's TritonExperts.workspace_shapes: workspace13 M x top_k x
-      // max(N/2, K) and workspace2 M x top_k x max(N, K) (fused_moe.py @ v0.11.0 and v0.19.0);
-      // before, fused_experts_impl's cache13 and cache2 (above)
-      const double per_token = persistent ? std::max(n / 2, k) + std::max(n, k) : std::max(n, k) + n / 2;
-      moe = mt * m.moe->experts_per_token * per_token * elem;
-      // MXFP4 experts run OAITritonExperts (gpt_oss_triton_kernels_moe.py @ v0.19.0): its own
-      // scratch lives inside the kernel; the modular kernel keeps M x top_k x N/2 and the M x K output
-      if (persistent && m.precision_of(ParamGroup::routed_experts) == "mxfp4")
-        moe = mt * (m.moe->experts_per_token * n / 2 + k) * elem;
+      const double topk = m.moe->experts_per_token;
+      if (!persistent)  // fused_experts_impl's cache13 and cache2 (above)
+        moe = mt * topk * (std::max(n, k) + n / 2) * elem;
+      else if (m.precision_of(ParamGroup::routed_experts) == "mxfp4")
+        // OAITritonExperts (gpt_oss_triton_kernels_moe.py @ v0.19.0): its own scratch lives inside
+        // the kernel; the modular kernel keeps M x top_k x N/2 and the M x K output
+        moe = mt * (topk * n / 2 + k) * elem;
+      else
+        // the modular kernel's TritonExperts.workspace_shapes: workspace13 M x top_k x max(N/2, K)
+        // and workspace2 M x top_k x max(N, K) (fused_moe.py @ v0.11.0 and v0.19.0)
+        moe = mt * topk * (std::max(n / 2, k) + std::max(n, k)) * elem;
     }
     const double peak = persistent ? sampler + moe : std::max(sampler, moe);
     return peak + elem * static_cast<double>(tokens) * static_cast<double>(m.hidden_size);
