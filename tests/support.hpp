@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <k3plan/catalogue.hpp>
+#include <k3plan/deploy.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -34,6 +35,18 @@ inline std::string slurp(const fs::path& p) {
 }
 
 // A fresh directory from mkdtemp, removed with everything in it at scope exit.
+// The launch tests' deployment: Kimi K3 at 128k context for 8 users.
+inline k3plan::Deployment k3(const std::string& gpu, int gpus, k3plan::Engine e) {
+  k3plan::Deployment d;
+  d.model = "kimi-k3";
+  d.gpu = gpu;
+  d.gpus = gpus;
+  d.engine = e;
+  d.context = 131072;
+  d.users = 8;
+  return d;
+}
+
 class TempDir {
  public:
   TempDir() {

@@ -17,22 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 using k3plan_test::cat;
+using k3plan_test::k3;
 using k3plan_test::run_shell;
-Deployment k3(const std::string& gpu, int gpus, Engine e) {
-  Deployment d;
-  d.model = "kimi-k3";
-  d.gpu = gpu;
-  d.gpus = gpus;
-  d.engine = e;
-  d.context = 131072;
-  d.users = 8;
-  return d;
-}
-fs::path temp_dir() {
-  char tmpl[] = "/tmp/k3plan-launch-XXXXXX";
-  REQUIRE(mkdtemp(tmpl) != nullptr);
-  return fs::path(tmpl);
-}
+using k3plan_test::TempDir;
 }  // namespace
 
 TEST_CASE("launch emits SGLang commands for Kimi K3 on 2 x 8 B200 with node ranks and the head address") {
@@ -110,7 +97,8 @@ TEST_CASE("a hostile model path comes out inert in the shell script and reaches 
   o.flags.head_address = "10.0.0.1";
   const Report r = run_launch(cat(), o);
   REQUIRE(r.exit_code == 0);
-  const fs::path dir = temp_dir();
+  const TempDir tmp;
+  const fs::path& dir = tmp.path();
   {
     std::ofstream(dir / "run.sh") << r.raw_text;
     // stubs for the engines: print each argument on its own line, NUL-separated to keep newlines
@@ -136,7 +124,6 @@ TEST_CASE("a hostile model path comes out inert in the shell script and reaches 
   REQUIRE(it != args.end());
   CHECK(*(it + 1) == hostile);
   CHECK_FALSE(fs::exists("/tmp/k3plan-pwned"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("the LeaderWorkerSet manifest parses as YAML and keeps hostile strings literal") {
@@ -206,7 +193,8 @@ TEST_CASE("without --head-address only the head-address flags expand HEAD_ADDR, 
     o.flags.model_path = hostile;
     const Report r = run_launch(cat(), o);
     REQUIRE(r.exit_code == 0);
-    const fs::path dir = temp_dir();
+    const TempDir tmp;
+    const fs::path& dir = tmp.path();
     {
       std::ofstream(dir / "run.sh") << r.raw_text;
       std::ofstream(dir / "python3") << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n";
@@ -236,6 +224,5 @@ TEST_CASE("without --head-address only the head-address flags expand HEAD_ADDR, 
                            std::find(args.begin(), args.end(), "10.9.8.7") != args.end();
     CHECK(head_seen);
     CHECK_FALSE(fs::exists("/tmp/k3plan-pwned-head"));
-    fs::remove_all(dir);
   }
 }

@@ -23,18 +23,9 @@ namespace fs = std::filesystem;
 
 namespace {
 using k3plan_test::cat;
+using k3plan_test::k3;
 using k3plan_test::run_shell;
 
-Deployment k3(const std::string& gpu, int gpus, Engine e) {
-  Deployment d;
-  d.model = "kimi-k3";
-  d.gpu = gpu;
-  d.gpus = gpus;
-  d.engine = e;
-  d.context = 131072;
-  d.users = 8;
-  return d;
-}
 
 std::vector<std::string> split_nul(const std::string& out) {
   std::vector<std::string> args;
