@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <k3plan/plan.hpp>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -499,6 +500,33 @@ TEST_CASE("a user GPU in a --data directory can be used by fit under its new id"
   const json gpus = run_json({"gpus", "--data", data.str()});
   const json base = run_json({"gpus"});
   CHECK(gpus.at("gpus").size() == base.at("gpus").size() + 1);
+}
+
+TEST_CASE("plan refuses a search space beyond its budget up front and names what narrows it", "[cli][data][plan]") {
+  // 400 copies of the catalogue's H100 under new ids: with the embedded GPUs, far more
+  // (GPU, precision, engine, GPU count) cells than the search budget at --max-gpus 4096
+  const std::string all = catalogue_file("gpus.yaml");
+  const auto start = all.find("  - id: h100\n");
+  REQUIRE(start != std::string::npos);
+  const auto end = all.find("\n  - id: ", start + 1);
+  const std::string block = all.substr(start, end + 1 - start);
+  std::string copy = "gpus:\n";
+  for (int i = 0; i < 400; ++i) {
+    std::istringstream lines(replace_once(block, "  - id: h100\n", "  - id: lab-h100-" + std::to_string(i) + "\n"));
+    std::string line;
+    while (std::getline(lines, line))
+      if (line.find("    aliases:") != 0) copy += line + "\n";
+  }
+  TempDir data;
+  data.write("gpus.yaml", copy);
+
+  expect_usage_error({"plan", "-m", "llama-3.1-8b", "--max-gpus", "4096", "--data", data.str()},
+                     {"search space too large", "--gpus-from", "--max-gpus"});
+
+  // narrowed to a few of them, the same catalogue searches
+  const json narrowed = run_json({"plan", "-m", "llama-3.1-8b", "--max-gpus", "16", "--gpus-from", "lab-h100-7,h100", "--data", data.str()});
+  CHECK(narrowed.at("search").at("cells").get<int>() > 0);
+  CHECK(narrowed.at("search").at("cells").get<std::size_t>() <= k3plan::kMaxSearchCells);
 }
 
 TEST_CASE("a user model YAML in a --data directory overrides the catalogue model with the same id", "[cli][data]") {

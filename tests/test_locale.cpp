@@ -4,8 +4,11 @@
 // - in-process: a dependency that calls setlocale or std::locale::global changes strtod, iostreams
 //   and yaml-cpp's as<double>() (decimal comma, '.' grouping); the readers (number_text.hpp) and the
 //   writers (fmt) must not notice.
+#include <algorithm>
+#include <cctype>
 #include <clocale>
 #include <cstdlib>
+#include <k3plan/ascii.hpp>
 #include <k3plan/check.hpp>
 #include <k3plan/commands.hpp>
 #include <k3plan/perf_cmd.hpp>
@@ -27,9 +30,23 @@ const std::string kSource = K3PLAN_SOURCE_DIR;
 const std::string kLog = std::string(K3PLAN_TEST_DATA) + "/logs/vllm/gemma3-27b-it-h100-tp1-v0190.log";
 const std::string kLogConfig = std::string(K3PLAN_TEST_DATA) + "/google--gemma-3-27b-it_config.json";
 const std::string kDeploy = kSource + "/examples/deploy/llama-70b-h100-vllm.yaml";
+// its _name_or_path (meta-llama/Llama-3.1-8B-Instruct) becomes the lower-case model id
+const std::string kInstructConfig = std::string(K3PLAN_TEST_DATA) + "/meta-llama--Llama-3.1-8B-Instruct_config.json";
 
-// Where de_DE.UTF-8 and fr_FR.UTF-8 come from: the system when `locale -a` lists them; otherwise
-// compiled once with localedef into the build tree (used through LOCPATH); empty when neither works.
+// Where the test locales come from: the system when `locale -a` lists them; otherwise compiled once
+// with localedef into the build tree (used through LOCPATH); `missing` says why when neither works.
+// de_DE / fr_FR: a decimal comma and '.' grouping. tr_TR: Turkish case rules (tolower('I') is not
+// 'i': unchanged in tr_TR.UTF-8, the dotless 0xFD in tr_TR.ISO-8859-9, where isalnum(0xE9) holds too).
+struct TestLocale {
+  const char* name;     // as setlocale takes it
+  const char* source;   // localedef -i
+  const char* charmap;  // localedef -f
+};
+constexpr TestLocale kTestLocales[] = {{"de_DE.UTF-8", "de_DE", "UTF-8"},
+                                       {"fr_FR.UTF-8", "fr_FR", "UTF-8"},
+                                       {"tr_TR.UTF-8", "tr_TR", "UTF-8"},
+                                       {"tr_TR.ISO-8859-9", "tr_TR", "ISO-8859-9"}};
+
 struct TestLocales {
   std::string locpath;  // empty: the system's
   std::string missing;  // why there are none
@@ -39,23 +56,30 @@ const TestLocales& test_locales() {
   static const TestLocales l = [] {
     TestLocales r;
     const std::string listed = run_shell("locale -a 2>/dev/null");
-    auto has = [&](const char* a, const char* b) { return listed.find(a) != std::string::npos || listed.find(b) != std::string::npos; };
-    if (has("de_DE.utf8", "de_DE.UTF-8") && has("fr_FR.utf8", "fr_FR.UTF-8")) return r;
+    auto listed_has = [&](const TestLocale& t) {
+      std::string norm = std::string(t.source) + "." + t.charmap;  // `locale -a` prints utf8 / iso88599
+      std::string alt = std::string(t.source) + ".";
+      for (const char* c = t.charmap; *c; ++c)
+        if (*c != '-') alt += static_cast<char>(ascii_lower(*c));
+      return listed.find(norm) != std::string::npos || listed.find(alt) != std::string::npos;
+    };
+    if (std::all_of(std::begin(kTestLocales), std::end(kTestLocales), listed_has)) return r;
     const fs::path dir = fs::path(K3PLAN_BUILD_DIR) / "test-locales";
-    for (const char* name : {"de_DE", "fr_FR"}) {
-      if (fs::exists(dir / (std::string(name) + ".UTF-8") / "LC_NUMERIC")) continue;
+    for (const TestLocale& t : kTestLocales) {
+      if (fs::exists(dir / t.name / "LC_CTYPE")) continue;
       // compiled into a private directory, then renamed: a parallel test never sees half a locale
-      const fs::path tmp = dir / (std::string(name) + ".tmp" + std::to_string(::getpid()));
+      const fs::path tmp = dir / (std::string(t.name) + ".tmp" + std::to_string(::getpid()));
       fs::create_directories(dir);
-      run_shell("localedef -i " + std::string(name) + " -f UTF-8 '" + tmp.string() + "' >/dev/null 2>&1");
+      run_shell("localedef -i " + std::string(t.source) + " -f " + t.charmap + " '" + tmp.string() + "' >/dev/null 2>&1");
       std::error_code ec;
-      if (fs::exists(tmp / "LC_NUMERIC")) fs::rename(tmp, dir / (std::string(name) + ".UTF-8"), ec);
+      if (fs::exists(tmp / "LC_NUMERIC")) fs::rename(tmp, dir / t.name, ec);
       fs::remove_all(tmp, ec);
     }
-    if (fs::exists(dir / "de_DE.UTF-8" / "LC_NUMERIC") && fs::exists(dir / "fr_FR.UTF-8" / "LC_NUMERIC"))
+    if (std::all_of(std::begin(kTestLocales), std::end(kTestLocales),
+                    [&](const TestLocale& t) { return fs::exists(dir / t.name / "LC_CTYPE"); }))
       r.locpath = dir.string();
     else
-      r.missing = "de_DE.UTF-8 / fr_FR.UTF-8 are not in `locale -a` and localedef could not compile them (Debian: apt-get install locales)";
+      r.missing = "de_DE.UTF-8 / fr_FR.UTF-8 / tr_TR are not in `locale -a` and localedef could not compile them (Debian: apt-get install locales)";
     return r;
   }();
   return l;
@@ -92,6 +116,8 @@ std::string without_timing(const std::string& s) {
 
 const std::vector<std::vector<std::string>> kCommands = {
     {"fit", "-m", "kimi-k3", "-g", "b300", "-c", "128k", "-u", "32"},
+    {"fit", "-m", "KIMI-K3", "-g", "MI355X", "-c", "32k"},
+    {"fit", "-m", kInstructConfig, "-g", "H100", "--engine", "vllm"},
     {"fit", "-m", "llama-3.1-8b", "-g", "h100", "--engine", "vllm", "--gpu-memory-utilization", "0.85"},
     {"plan", "-m", "llama-3.1-8b", "--isl", "1024", "--osl", "256", "--tpot-ms", "40.5", "--format", "json"},
     {"validate", "--log", kLog, "-m", kLogConfig, "-g", "h100"},
@@ -136,6 +162,17 @@ std::vector<std::string> in_process_outputs() {
   fit.users = 32;
   out.push_back(render(run_fit(c, fit), Format::table));
   out.push_back(render(run_fit(c, fit), Format::json));
+  // ids and GPU names match without regard to case, by ASCII rules (Turkish 'I' included)
+  FitOptions upper;
+  upper.model = "KIMI-K3";
+  upper.gpu = "MI355X";
+  upper.context = "32k";
+  out.push_back(render(run_fit(c, upper), Format::json));
+  FitOptions imported;
+  imported.model = kInstructConfig;
+  imported.gpu = "H100";
+  imported.engine = "vllm";
+  out.push_back(render(run_fit(c, imported), Format::json));
   PlanOptions plan;
   plan.model = "llama-3.1-8b";
   plan.isl = 1024;
@@ -193,9 +230,26 @@ TEST_CASE("numbers read and printed in-process do not follow a global locale wit
       for (std::size_t i = 0; i < under.size(); ++i) CHECK(under[i] == c_locale[i]);
     }
   }
+  SECTION("setlocale(LC_ALL) is Turkish (tr_TR.UTF-8, tr_TR.ISO-8859-9): case rules where tolower('I') is not 'i'") {
+    const TestLocales& tl = test_locales();
+    if (!tl.missing.empty()) {
+      WARN("SKIPPED: no tr_TR locale: " << tl.missing);
+      return;
+    }
+    const ScopedEnv env(tl.locpath.empty() ? EnvVars{} : EnvVars{{"LOCPATH", tl.locpath}});
+    for (const char* name : {"tr_TR.UTF-8", "tr_TR.ISO-8859-9"}) {
+      INFO("locale " << name);
+      const ProcessLocale l(name, std::locale(name));
+      REQUIRE(l.c_locale_set());
+      REQUIRE(std::tolower('I') != 'i');  // the Turkish case rules are really in force
+      const auto under = in_process_outputs();
+      REQUIRE(under.size() == c_locale.size());
+      for (std::size_t i = 0; i < under.size(); ++i) CHECK(under[i] == c_locale[i]);
+    }
+  }
 }
 
-TEST_CASE("the binary prints byte-identical output under LC_ALL=de_DE.UTF-8 and LC_NUMERIC=fr_FR.UTF-8", "[locale]") {
+TEST_CASE("the binary prints byte-identical output under LC_ALL=de_DE.UTF-8 or tr_TR.UTF-8 and LC_NUMERIC=fr_FR.UTF-8", "[locale]") {
   const TestLocales& tl = test_locales();
   if (!tl.missing.empty()) {
     WARN("SKIPPED the CLI part: " << tl.missing);
@@ -208,6 +262,7 @@ TEST_CASE("the binary prints byte-identical output under LC_ALL=de_DE.UTF-8 and 
   }
   const std::vector<EnvVars> envs = {
       {{"LC_ALL", "de_DE.UTF-8"}, {"LANG", "de_DE.UTF-8"}},
+      {{"LC_ALL", "tr_TR.UTF-8"}, {"LANG", "tr_TR.UTF-8"}},
       {{"LC_ALL", ""}, {"LANG", "C"}, {"LC_NUMERIC", "fr_FR.UTF-8"}},
   };
   for (auto vars : envs) {

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <k3plan/ascii.hpp>
 #include <k3plan/catalogue.hpp>
 #include <k3plan/compiled.hpp>
 #include <k3plan/embedded.hpp>
@@ -20,10 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 AttnKind parse_kind(const YamlReader& r, const YAML::Node& n, const std::string& field) {
   const std::string k = r.str(n, "kind", field, true);
@@ -139,7 +136,7 @@ Model parse_model_yaml(const std::string& text, const std::string& origin) {
   r.check_keys(root, {"id", "name", "aliases", "hf_repo", "source", "date", "published", "engine", "architecture", "precision"}, "");
   Model m;
   m.origin = origin;
-  m.id = lower(r.str(root, "id", "", true));
+  m.id = ascii_lower(r.str(root, "id", "", true));
   m.name = r.str(root, "name", "", true);
   m.aliases = r.strings(root, "aliases", "");
   m.hf_repo = r.str(root, "hf_repo", "", false);
@@ -256,7 +253,7 @@ Gpu parse_gpu(const YamlReader& r, const YAML::Node& n, const std::string& ctx) 
       ctx);
   Gpu g;
   g.origin = r.origin();
-  g.id = lower(r.str(n, "id", ctx, true));
+  g.id = ascii_lower(r.str(n, "id", ctx, true));
   const std::string c = ctx + "[" + g.id + "]";
   g.name = r.str(n, "name", c, true);
   g.vendor = r.str(n, "vendor", c, true);
@@ -339,7 +336,7 @@ void Catalogue::add_text(const std::string& text, const std::string& origin) {
       for (const auto& q : root["rental"]) {
         r.check_keys(q, {"gpu", "kind", "usd_per_hour", "date", "source", "verified"}, "rental");
         RentalQuote rq;
-        rq.gpu = lower(r.str(q, "gpu", "rental", true));
+        rq.gpu = ascii_lower(r.str(q, "gpu", "rental", true));
         rq.kind = r.str(q, "kind", "rental", true);
         if (rq.kind != "on-demand" && rq.kind != "spot" && rq.kind != "reserved" && rq.kind != "tco")
           r.fail(q["kind"], "rental.kind", "expected on-demand, spot, reserved or tco");
@@ -354,7 +351,7 @@ void Catalogue::add_text(const std::string& text, const std::string& origin) {
       for (const auto& q : root["api"]) {
         r.check_keys(q, {"model", "provider", "input_cache_hit", "input_cache_miss", "output", "date", "source", "verified"}, "api");
         ApiPrice ap;
-        ap.model = lower(r.str(q, "model", "api", true));
+        ap.model = ascii_lower(r.str(q, "model", "api", true));
         ap.provider = r.str(q, "provider", "api", true);
         ap.input_cache_hit = r.number(q, "input_cache_hit", "api", false, 0, 0, 1e4);
         ap.input_cache_miss = r.number(q, "input_cache_miss", "api", true, 0, 0, 1e4);
@@ -438,22 +435,22 @@ void Catalogue::add_directory(const std::string& dir) {
 }
 
 const Gpu& Catalogue::validation_gpu(const std::string& id_or_alias) const {
-  const std::string key = lower(id_or_alias);
+  const std::string key = ascii_lower(id_or_alias);
   for (const auto& g : validation_gpus_) {
     if (g.id == key) return g;
     for (const auto& a : g.aliases)
-      if (lower(a) == key) return g;
+      if (ascii_lower(a) == key) return g;
   }
   return gpu(id_or_alias);
 }
 
 const Gpu& Catalogue::gpu(const std::string& id_or_alias) const {
-  const std::string key = lower(id_or_alias);
+  const std::string key = ascii_lower(id_or_alias);
   std::vector<std::string> names;
   for (const auto& g : gpus_) {
     if (g.id == key) return g;
     for (const auto& a : g.aliases)
-      if (lower(a) == key) return g;
+      if (ascii_lower(a) == key) return g;
     names.push_back(g.id);
   }
   const auto hint = closest_match(key, names);
@@ -463,11 +460,11 @@ const Gpu& Catalogue::gpu(const std::string& id_or_alias) const {
 }
 
 const Model* Catalogue::find_model(const std::string& id_or_alias) const {
-  const std::string key = lower(id_or_alias);
+  const std::string key = ascii_lower(id_or_alias);
   for (const auto& m : models_) {
-    if (m.id == key || lower(m.hf_repo) == key) return &m;
+    if (m.id == key || ascii_lower(m.hf_repo) == key) return &m;
     for (const auto& a : m.aliases)
-      if (lower(a) == key) return &m;
+      if (ascii_lower(a) == key) return &m;
   }
   return nullptr;
 }
@@ -527,7 +524,7 @@ Model resolve_model(const Catalogue& cat, const std::string& spec) {
     const auto q = dir / "hf_quant_config.json";
     Model m = import_hf_config(read_file(dir / "config.json"), (dir / "config.json").string(), fs::exists(q, ec) ? read_file(q) : "");
     m.hf_repo = hub->repo;
-    m.id = lower(spec);
+    m.id = ascii_lower(spec);
     m.name = spec;
     m.source = "Hugging Face Hub " + spec + " (" + dir.filename().string() + ")";
     return m;

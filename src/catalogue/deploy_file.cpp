@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <k3plan/ascii.hpp>
 #include <k3plan/deploy.hpp>
 #include <k3plan/engine_version.hpp>
 #include <k3plan/error.hpp>
@@ -345,7 +346,7 @@ std::vector<Token> split_words(const std::string& s, const std::string& origin) 
       ++i;
       continue;
     }
-    if (std::isspace(static_cast<unsigned char>(c))) {
+    if (ascii_is_space(c)) {
       finish();
       advance(c);
       ++i;

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <k3plan/ascii.hpp>
 #include <k3plan/engine_log.hpp>
 #include <k3plan/error.hpp>
 #include <regex>
@@ -14,9 +15,9 @@ namespace {
 constexpr double kGiBd = 1073741824.0;
 
 std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  while (!s.empty() && ascii_is_space(s.back())) s.pop_back();
   std::size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  while (i < s.size() && ascii_is_space(s[i])) ++i;
   return s.substr(i);
 }
 

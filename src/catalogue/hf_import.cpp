@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <k3plan/ascii.hpp>
 #include <k3plan/catalogue.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/input_file.hpp>
@@ -519,7 +520,7 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
   if (repo.empty()) repo = c.str("_name_or_path");
   m.id = repo.empty() ? c.str("model_type") : repo;
   if (m.id.empty()) m.id = "config";
-  for (auto& ch : m.id) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  m.id = ascii_lower(m.id);
   m.name = m.id;
   m.hf_repo = repo;
   if (!fam_rule)

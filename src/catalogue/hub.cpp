@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <k3plan/ascii.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/hub.hpp>
 #include <k3plan/input_file.hpp>
@@ -89,8 +90,7 @@ size_t write_cb(char* data, size_t size, size_t n, void* user) {
 size_t header_cb(char* data, size_t size, size_t n, void* user) {
   auto* r = static_cast<Response*>(user);
   std::string line(data, size * n);
-  std::string lower = line;
-  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = ascii_lower(line);
   if (lower.rfind("content-range:", 0) == 0) {
     r->content_range = line.substr(14);
     while (!r->content_range.empty() && (r->content_range.back() == '\r' || r->content_range.back() == '\n')) r->content_range.pop_back();

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <k3plan/ascii.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/input_file.hpp>
 #include <k3plan/input_limits.hpp>
@@ -27,10 +28,6 @@ std::size_t leading_spaces(const std::string& line) {
   return i;
 }
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 bool contains(const std::string& s, const char* needle) { return s.find(needle) != std::string::npos; }
 
@@ -127,9 +124,9 @@ std::string expand_vars(const std::string& s, const std::map<std::string, std::s
           continue;
         }
       }
-    } else if (s[i] == '$' && i + 1 < s.size() && (std::isalpha(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '_')) {
+    } else if (s[i] == '$' && i + 1 < s.size() && (ascii_is_alpha(s[i + 1]) || s[i + 1] == '_')) {
       std::size_t end = i + 1;
-      while (end < s.size() && (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_')) ++end;
+      while (end < s.size() && (ascii_is_alnum(s[end]) || s[end] == '_')) ++end;
       const auto it = env.find(s.substr(i + 1, end - i - 1));
       if (it != env.end()) {
         o += it->second;
@@ -170,7 +167,7 @@ std::string selector_gpu(const Catalogue& cat, const YAML::Node& pod_spec) {
   for (const char* key : {"nvidia.com/gpu.product", "cloud.google.com/gke-accelerator", "amd.com/gpu.product", "amd.com/gpu.device-id"}) {
     const YAML::Node v = child(sel, key);
     if (!is_scalar(v)) continue;
-    const std::string raw = lower(v.Scalar());
+    const std::string raw = ascii_lower(v.Scalar());
     std::string spaced = raw;
     for (auto& c : spaced)
       if (c == '-' || c == '_') c = ' ';
@@ -236,7 +233,7 @@ std::optional<long long> shell_arith(const std::string& e, const std::map<std::s
     std::size_t j = i;
     if (j < e.size() && e[j] == '$') ++j;
     std::size_t k = j;
-    while (k < e.size() && (std::isalnum(static_cast<unsigned char>(e[k])) || e[k] == '_')) ++k;
+    while (k < e.size() && (ascii_is_alnum(e[k]) || e[k] == '_')) ++k;
     if (k == j) return std::nullopt;
     const std::string w = e.substr(j, k - j);
     i = k;

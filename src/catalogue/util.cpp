@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <k3plan/ascii.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/figure.hpp>
 #include <k3plan/gpu.hpp>
@@ -13,10 +14,6 @@
 namespace k3plan {
 
 namespace {
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
@@ -33,11 +30,11 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 }  // namespace
 
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
-  const std::string w = lower(word);
+  const std::string w = ascii_lower(word);
   std::string best;
   std::size_t best_d = std::numeric_limits<std::size_t>::max();
   for (const auto& c : candidates) {
-    const std::string lc = lower(c);
+    const std::string lc = ascii_lower(c);
     std::size_t d = edit_distance(w, lc);
     // a prefix ("h20" of "h200") counts as close
     if (lc.rfind(w, 0) == 0 || w.rfind(lc, 0) == 0) d = std::min<std::size_t>(d, 1);
@@ -58,8 +55,8 @@ void add_assumption(std::vector<Assumption>& list, const Assumption& a) {
 
 std::int64_t parse_context(std::string_view text, std::string_view what) {
   std::string t(text);
-  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
-  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.erase(t.begin());
+  while (!t.empty() && ascii_is_space(t.back())) t.pop_back();
+  while (!t.empty() && ascii_is_space(t.front())) t.erase(t.begin());
   if (t.empty()) throw InputError(fmt::format("{}: empty value", what));
   std::int64_t mult = 1;
   const char suffix = t.back();

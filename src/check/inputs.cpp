@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <k3plan/ascii.hpp>
 #include <k3plan/check.hpp>
 #include <k3plan/check_rules.hpp>
 #include <k3plan/engine.hpp>
@@ -39,15 +40,14 @@ std::string raw_scalar_at(const std::string& text, int line, int column) {
   std::string s;
   while (pos < text.size() && text[pos] != '\n' && text[pos] != ',' && text[pos] != '}' && text[pos] != ']' && text[pos] != '#')
     s += text[pos++];
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  while (!s.empty() && ascii_is_space(s.back())) s.pop_back();
   if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front()) s = s.substr(1, s.size() - 2);
   return s;
 }
 
 // A number no plan could hold (overflow, infinity, NaN) is unreadable input, not a finding.
 bool unrepresentable_number(const std::string& raw) {
-  std::string v;
-  for (char c : raw) v += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string v = ascii_lower(raw);
   if (v == ".inf" || v == "-.inf" || v == "+.inf" || v == ".nan") return true;
   if (v.empty() || !(std::isdigit(static_cast<unsigned char>(v[0])) || v[0] == '-' || v[0] == '+' || v[0] == '.')) return false;
   // the longest numeric prefix, as strtod in the C locale reads it (from_chars: no locale)

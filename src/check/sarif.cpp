@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <k3plan/ascii.hpp>
 #include <k3plan/check.hpp>
 #include <k3plan/check_rules.hpp>
 #include <map>
@@ -44,7 +45,7 @@ std::string percent_encode_path(const std::string& s) {
   std::string o;
   for (const char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~')
+    if (ascii_is_alnum(static_cast<char>(c)) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~')
       o += static_cast<char>(c);
     else
       o += fmt::format("%{:02X}", c);

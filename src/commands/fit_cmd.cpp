@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <k3plan/ascii.hpp>
 #include <k3plan/budget.hpp>
 #include <k3plan/commands.hpp>
 #include <k3plan/deploy.hpp>
@@ -20,9 +21,8 @@ namespace {
 
 // A model path as a shell word: bare when plain, else single-quoted.
 std::string shell_quote_if_needed(const std::string& p) {
-  for (const char ch : p) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (!(std::isalnum(c) || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == '+' || c == '@')) return shell_quote(p);
+  for (const char c : p) {
+    if (!(ascii_is_alnum(c) || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == '+' || c == '@')) return shell_quote(p);
   }
   return p.empty() ? "''" : p;
 }

@@ -38,7 +38,8 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
         "--risk p90: every configuration is checked and ranked at the pessimistic end of its slice's out-of-sample band "
         "(data/perf/accuracy.yaml: TTFT and TPOT raised, throughput lowered by their 90th-percentile error); the figures shown are the "
         "median predictions");
-  r.data["search"] = {{"candidates", res.evaluated},
+  r.data["search"] = {{"cells", res.search_cells},
+                      {"candidates", res.evaluated},
                       {"fit_checks", res.fit_checks},
                       {"ms", res.search_ms},
                       {"perf_candidates_per_s", res.perf_seconds > 0 ? static_cast<double>(res.evaluated) / res.perf_seconds : 0.0}};

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <k3plan/ascii.hpp>
 #include <k3plan/budget.hpp>
 #include <k3plan/deploy.hpp>
 #include <k3plan/engine_log.hpp>
@@ -24,12 +25,6 @@ namespace {
 
 std::string read_log(const std::string& path) { return read_input_file(path, "engine log", limits::kMaxLogBytes); }
 
-std::string lower(std::string s) {
-  for (auto& c : s)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return s;
-}
-
 // A catalogue GPU named in the log (nvidia-smi, device names), longest alias first.
 std::string gpu_from_log(const Catalogue& cat, const EngineLog& log) {
   std::string best;
@@ -41,9 +36,9 @@ std::string gpu_from_log(const Catalogue& cat, const EngineLog& log) {
     names.push_back(g.name);
     for (const auto& n : names) {
       if (n.size() < 6 || n.size() <= best_len) continue;
-      const std::string key = lower(n);
+      const std::string key = ascii_lower(n);
       for (const auto& line : log.lines)
-        if (lower(line).find(key) != std::string::npos) {
+        if (ascii_lower(line).find(key) != std::string::npos) {
           best = g.id;
           best_len = n.size();
           break;

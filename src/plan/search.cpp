@@ -13,6 +13,7 @@
 #include <k3plan/error.hpp>
 #include <k3plan/params.hpp>
 #include <k3plan/plan.hpp>
+#include <k3plan/units.hpp>
 #include <limits>
 
 namespace k3plan {
@@ -145,10 +146,26 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
                                     ? embedded_efficiency()
                                     : parse_efficiency(read_text_file(o.efficiency_file, "--efficiency"), o.efficiency_file);
 
-  std::vector<PlanCandidate>& cands = res.candidates;
-  cands.reserve(1 << 15);
   auto& precs = res.precisions;
   precs.resize(gpus.size());
+  // The search budget: every (GPU, precision, engine, GPU count) cell costs a handful of layouts,
+  // each a memory check and up to ~20 speed estimates. The option ranges bound a search over the
+  // embedded catalogue (at most ~700 cells at --max-gpus 4096), but a --data
+  // catalogue with thousands of GPUs would not be: refuse it up front, before any work, with what
+  // narrows it.
+  std::size_t cells = 0;
+  for (std::size_t gi = 0; gi < gpus.size(); ++gi) {
+    precs[gi] = precision_options(base, *gpus[gi], o.precisions);
+    cells += precs[gi].size() * engines.size() * gpu_counts(*gpus[gi], o.max_gpus).size();
+  }
+  if (cells > kMaxSearchCells)
+    throw InputError(fmt::format("search space too large: {} GPUs x precisions x engines x GPU counts make {} cells, "
+                                 "over the budget of {}; narrow it with --gpus-from, --engines, --precisions or --max-gpus",
+                                 gpus.size(), fmt_int(static_cast<double>(cells)), fmt_int(static_cast<double>(kMaxSearchCells))));
+  res.search_cells = cells;
+
+  std::vector<PlanCandidate>& cands = res.candidates;
+  cands.reserve(1 << 15);
   auto& no_fit = res.no_fit;
   std::map<std::string, PerfModel> pms;
   std::size_t evaluated = 0, fit_checks = 0;
@@ -158,7 +175,6 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
     std::string pnote;
     const double rate = rental_rate(cat, g, o.rate_source, pnote);
     if (!pnote.empty()) res.price_notes.push_back(pnote);
-    precs[gi] = precision_options(base, g, o.precisions);
     bool any_fit = false;
     for (std::size_t pi = 0; pi < precs[gi].size(); ++pi) {
       const PrecisionOption& po = precs[gi][pi];

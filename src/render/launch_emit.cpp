@@ -16,6 +16,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <k3plan/ascii.hpp>
 #include <k3plan/engine.hpp>
 #include <k3plan/engine_flags.hpp>
 #include <k3plan/error.hpp>
@@ -42,9 +43,8 @@ std::string comment_text(const std::string& s) {
 // Plain words stay bare for readability; anything else is single-quoted.
 std::string shell_word(const std::string& s) {
   if (s.empty()) return "''";
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (!(std::isalnum(c) || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == ',' || c == '+' || c == '@' || c == '%' ||
+  for (const char c : s) {
+    if (!(ascii_is_alnum(c) || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == ',' || c == '+' || c == '@' || c == '%' ||
           c == '='))
       return shell_quote(s);
   }
@@ -238,11 +238,9 @@ PinnedImage launch_image(Engine e, const std::string& engine_version) {
 
 std::string k8s_name(const std::string& id) {
   std::string name = "k3plan-";
-  for (const char ch : id) {
-    const auto c = static_cast<unsigned char>(ch);
-    const char l = static_cast<char>(std::tolower(c));
-    if (c < 0x80 && std::isalnum(c))
-      name += l;
+  for (const char c : id) {
+    if (ascii_is_alnum(c))
+      name += ascii_lower(c);
     else if (name.back() != '-')
       name += '-';
   }

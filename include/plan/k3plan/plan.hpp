@@ -167,6 +167,7 @@ struct PlanResult {
   std::map<std::string, NoFit> no_fit;  // gpu id -> the first reason nothing fit
   std::vector<std::string> price_notes;
   std::vector<std::string> factor_assumptions;  // of every (GPU, engine) searched
+  std::size_t search_cells = 0;  // (GPU, precision, engine, GPU count) cells searched: at most kMaxSearchCells
   std::size_t evaluated = 0, fit_checks = 0;
   double search_ms = 0, perf_seconds = 0;
   const PlanCandidate* win() const { return winner < 0 ? nullptr : &candidates[static_cast<std::size_t>(winner)]; }
@@ -175,6 +176,10 @@ struct PlanResult {
     return precisions[static_cast<std::size_t>(c.gpu_index)][static_cast<std::size_t>(c.prec)];
   }
 };
+// A search over more cells than this is refused up front ("search space too large", exit 2) instead
+// of running for minutes. A cell costs about 1-1.5 ms in a release build (the embedded catalogue's
+// widest searches, --max-gpus 4096, are 260-680 cells in 0.35-0.75 s), so the budget is a few seconds.
+inline constexpr std::size_t kMaxSearchCells = 5000;
 PlanResult search_plan(const Catalogue& cat, const PlanOptions& o);
 // The fit of a candidate at its concurrency (its engine flags for the launch line).
 FitResult candidate_fit(const PlanResult& r, const PlanCandidate& c, double isl, double osl);
