@@ -90,8 +90,8 @@ struct Run {
 };
 
 // Runs the real binary with `args`: stdin from /dev/null, stdout and stderr to files in a private
-// temp dir.
-inline Run run(const std::vector<std::string>& args) {
+// temp dir; in `cwd` when given (else the test's own working directory).
+inline Run run(const std::vector<std::string>& args, const std::string& cwd = "") {
   TempDir io;
   const std::string out_path = (io.path() / "stdout").string();
   const std::string err_path = (io.path() / "stderr").string();
@@ -107,6 +107,7 @@ inline Run run(const std::vector<std::string>& args) {
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, kBinary.c_str(), &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);

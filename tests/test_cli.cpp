@@ -17,6 +17,7 @@
 #include <k3plan/plan.hpp>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -527,6 +528,43 @@ TEST_CASE("plan refuses a search space beyond its budget up front and names what
   const json narrowed = run_json({"plan", "-m", "llama-3.1-8b", "--max-gpus", "16", "--gpus-from", "lab-h100-7,h100", "--data", data.str()});
   CHECK(narrowed.at("search").at("cells").get<int>() > 0);
   CHECK(narrowed.at("search").at("cells").get<std::size_t>() <= k3plan::kMaxSearchCells);
+}
+
+TEST_CASE("output is byte-identical across runs and working directories", "[cli][hostile]") {
+  // every input named by an absolute path, so only the working directory differs between runs
+  const std::string deploy = kSourceDir + "/examples/deploy/llama-70b-h100-vllm.yaml";
+  const std::string config = kSourceDir + "/tests/data/meta-llama--Llama-3.1-8B-Instruct_config.json";
+  const std::string log = kSourceDir + "/tests/data/logs/vllm/gemma3-27b-it-h100-tp1-v0190.log";
+  const std::string log_config = kSourceDir + "/tests/data/google--gemma-3-27b-it_config.json";
+  const std::vector<std::vector<std::string>> commands = {
+      {"fit", "-m", "kimi-k3"},
+      {"fit", "-m", config, "-g", "h100", "--engine", "vllm", "--format", "json"},
+      {"weights", "-m", config},
+      {"plan", "-m", "llama-3.1-8b", "--format", "json"},
+      {"launch", deploy, "--emit", "sh"},
+      {"launch", deploy, "--emit", "k8s"},
+      {"check", deploy, "--format", "sarif"},
+      {"validate", "--log", log, "-m", log_config, "-g", "h100"},
+      {"cost", "-m", "kimi-k3"},
+  };
+  // plan's JSON carries its search time: the one field that is not reproducible
+  const std::regex timing(R"re("(ms|perf_candidates_per_s)": [0-9.e+-]+)re");
+  auto stable = [&](const std::string& out) { return std::regex_replace(out, timing, "\"$1\": 0"); };
+  TempDir elsewhere;
+  for (const auto& args : commands) {
+    const Run first = run(args);
+    const Run again = run(args);
+    const Run moved = run(args, elsewhere.str());
+    const Run nested = run(args, kSourceDir + "/tests/data");
+    INFO("k3plan " << first.cmdline << "\nstderr: " << first.err);
+    CHECK(first.code == 0);
+    for (const Run* r : {&again, &moved, &nested}) {
+      CHECK(r->code == first.code);
+      CHECK(stable(r->out) == stable(first.out));
+      CHECK(r->err == first.err);
+    }
+  }
+  CHECK(fs::is_empty(elsewhere.path()));  // nothing written where it ran
 }
 
 TEST_CASE("a user model YAML in a --data directory overrides the catalogue model with the same id", "[cli][data]") {
