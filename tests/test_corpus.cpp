@@ -178,3 +178,45 @@ TEST_CASE("Gemma 4 and MiMo-V2-Flash cache each layer kind with its own heads an
   CHECK(mi["sliding"]["window_tokens"] == 128);
   CHECK(mi["sliding"]["window_bytes_per_token"].get<double>() == 39 * 8 * (192 + 128) * 2);
 }
+
+TEST_CASE("engine commands load the config directory the user gave, never the config's _name_or_path") {
+  // this config names its training machine's path in _name_or_path
+  const std::string file = std::string(K3PLAN_TEST_DATA) + "/nvidia--Llama-3.1-70B-Instruct-FP8_config.json";
+  REQUIRE(slurp(file).find("\"_name_or_path\": \"/opt/zhiyu_hf_ckpts/Llama-3.1-70B-Instruct/\"") != std::string::npos);
+  TempDir t;
+  fs::copy_file(file, t.path() / "config.json");
+  const std::vector<std::string> fit_args{"-g", "h100", "-n", "8"};
+  auto fit = [&](const std::string& m) {
+    std::vector<std::string> a{"fit", "-m", m};
+    a.insert(a.end(), fit_args.begin(), fit_args.end());
+    const Run r = run(a);
+    INFO(m << ": " << r.err);
+    CHECK(r.code <= 1);
+    CHECK(r.out.find("/opt/zhiyu_hf_ckpts") == std::string::npos);
+    std::string flat;  // the assumptions wrap at the terminal width: one space for each run of blanks
+    for (char ch : r.out)
+      if (!(ch == ' ' || ch == '\n') || flat.empty() || flat.back() != ' ') flat += ch == '\n' ? ' ' : ch;
+    return flat;
+  };
+  // a directory: loaded as given, no assumption needed
+  std::string out = fit(t.str());
+  CHECK(out.find("--model-path " + t.str() + " ") != std::string::npos);
+  CHECK(out.find("vllm serve " + t.str() + " ") != std::string::npos);
+  CHECK(out.find("is a config file") == std::string::npos);
+  // its config.json: the directory, and the output says so
+  out = fit(t.str() + "/config.json");
+  CHECK(out.find("--model-path " + t.str() + " ") != std::string::npos);
+  CHECK(out.find("vllm serve " + t.str() + " ") != std::string::npos);
+  CHECK(out.find(t.str() + "/config.json is a config file: engine commands load its directory " + t.str()) != std::string::npos);
+  // a flat copy under another name: the directory, and the engine reads config.json there, not that file
+  out = fit(file);
+  CHECK(out.find("vllm serve " + std::string(K3PLAN_TEST_DATA) + " ") != std::string::npos);
+  CHECK(out.find("where the engine reads config.json (not nvidia--Llama-3.1-70B-Instruct-FP8_config.json) and the weights") !=
+        std::string::npos);
+  // launch writes the same path into its script
+  const Run l = run({"launch", "-m", t.str() + "/config.json", "-g", "h100", "-n", "8", "--engine", "vllm"});
+  INFO(l.err);
+  REQUIRE(l.code == 0);
+  CHECK(l.out.find("vllm serve " + t.str() + " ") != std::string::npos);
+  CHECK(l.out.find("/opt/zhiyu_hf_ckpts") == std::string::npos);
+}

@@ -218,3 +218,134 @@ TEST_CASE("Qwen3-Omni nests the language model under thinker_config and counts i
   for (const auto& a : m.assumptions) generic = generic || a.reason.find("unrecognised architecture") != std::string::npos;
   CHECK(!generic);
 }
+
+namespace {
+// stepfun-ai/step3's config.json as huggingface.co shows it
+// (https://huggingface.co/stepfun-ai/step3/blob/refs%2Fpr%2F2/config.json): the top-level fields and
+// text_config as published; its vision_config is left out (not retrieved), so no vision tower.
+const char* kStep3Config = R"({
+  "architectures": ["Step3VLForConditionalGeneration"],
+  "auto_map": {"AutoConfig": "configuration_step3.Step3VLConfig", "AutoModelForCausalLM": "modeling_step3.Step3vForConditionalGeneration"},
+  "model_type": "step3_vl",
+  "im_end_token": "<im_end>", "im_patch_token": "<im_patch>", "im_start_token": "<im_start>",
+  "image_token_len": 169, "patch_token_len": 81, "understand_projector_stride": 2, "projector_bias": false,
+  "image_token_id": 128001, "bos_token_id": 0, "eos_token_id": 128805,
+  "text_config": {
+    "architectures": ["Step3TextForCausalLM"],
+    "model_type": "step3_text",
+    "hidden_size": 7168,
+    "intermediate_size": 18432,
+    "num_hidden_layers": 61,
+    "max_seq_len": 65536,
+    "max_position_embedding": 65536,
+    "vocab_size": 128815,
+    "torch_dtype": "bfloat16",
+    "moe_layers_enum": "4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59",
+    "num_attention_heads": 64,
+    "num_attention_groups": 1,
+    "head_dim": 256,
+    "share_q_dim": 2048,
+    "moe_num_experts": 48,
+    "moe_top_k": 3,
+    "moe_intermediate_size": 5120,
+    "share_expert_dim": 5120,
+    "norm_expert_weight": false,
+    "rope_theta": 500000
+  }
+})";
+}  // namespace
+
+TEST_CASE("Step-3: multi-matrix factorization attention with one K/V head and MoE on the layers moe_layers_enum lists") {
+  const Model m = import_hf_config(kStep3Config, "step3 config.json");
+  for (const auto& a : m.assumptions) CHECK(a.reason.find("unrecognised architecture") == std::string::npos);
+  REQUIRE(m.num_layers() == 61);
+  REQUIRE(m.blocks.size() == 1);
+  const auto& b = m.blocks[0];
+  CHECK(b.name == "mfa");
+  CHECK(b.kind == AttnKind::gqa);
+  CHECK(b.num_heads == 64);
+  CHECK(b.num_kv_heads == 1);
+  CHECK(b.head_dim == 256);
+  CHECK(b.q_lora_rank == 2048);
+  CHECK(m.max_context == 65536);
+  // qkv_proj 7168 -> 2048 + 256 + 256, inter_norm 2048, wq 2048 -> 64 x 256, o_proj 64 x 256 -> 7168
+  CHECK(attention_params(m, b) == 7168.0 * (2048 + 512) + 2048 + 2048.0 * 16384 + 16384.0 * 7168);
+  CHECK(attention_replicated_params(m, b) == 7168.0 * (2048 + 512) + 2048);
+  // the card's five dense layers: 0-3 and 60 (moe_layers_enum stops at 59)
+  REQUIRE(m.moe);
+  CHECK(m.moe->first_dense_layers == 4);
+  CHECK(m.moe->dense_layers == std::vector<int>{60});
+  CHECK(m.moe->routed_experts == 48);
+  CHECK(m.moe->experts_per_token == 3);
+  CHECK(m.moe->shared_intermediate_size == 5120);
+  CHECK(!m.is_moe_layer(3));
+  CHECK(m.is_moe_layer(4));
+  CHECK(m.is_moe_layer(59));
+  CHECK(!m.is_moe_layer(60));
+  // huggingface.co/stepfun-ai/step3 model card: Total Parameters (LLM) 316B, Activated Params per Token 38B
+  const ParamCounts p = count_params(m);
+  CHECK(p.total == Approx(316e9).epsilon(0.02));
+  CHECK(p.active == Approx(38e9).epsilon(0.05));
+  // the engine caches one K and one V head of 256 per layer, whole on every TP rank
+  KvOptions o;
+  CHECK(kv_profile(m, o).bytes_per_token == 61 * 2 * 256 * 2);
+  o.tp = 8;
+  CHECK(kv_profile(m, o).bytes_per_token == 61 * 2 * 256 * 2);
+}
+
+TEST_CASE("a Step moe_layers_enum naming no layer is an input error") {
+  std::string cfg = kStep3Config;
+  cfg.replace(cfg.find("\"4,5,6,"), 7, "\"4,x,6,");
+  CHECK_THROWS_AS(import_hf_config(cfg, "step3 config.json"), InputError);
+  cfg = kStep3Config;
+  cfg.replace(cfg.find("\"4,5,6,"), 7, "\"4,99,6");
+  CHECK_THROWS_AS(import_hf_config(cfg, "step3 config.json"), InputError);
+}
+
+TEST_CASE("Step 3.5 Flash: 96 heads on the sliding layers, 64 on the full ones, 8 KV heads and MoE from layer 3") {
+  const Model m = load("stepfun-ai--Step-3.5-Flash_config.json");
+  REQUIRE(m.num_layers() == 45);
+  int sliding = 0, full = 0;
+  for (int l : m.layers) {
+    const auto& b = m.blocks[static_cast<std::size_t>(l)];
+    if (b.sliding_window > 0) {
+      ++sliding;
+      CHECK(b.num_heads == 96);
+      CHECK(b.sliding_window == 512);
+    } else {
+      ++full;
+      CHECK(b.num_heads == 64);
+    }
+    CHECK(b.num_kv_heads == 8);
+    CHECK(b.head_dim == 128);
+  }
+  CHECK(full == 12);  // every 4th layer from 0
+  CHECK(sliding == 33);
+  REQUIRE(m.moe);
+  CHECK(m.moe->first_dense_layers == 3);
+  CHECK(m.moe->dense_layers.empty());
+  CHECK(m.moe->routed_experts == 288);
+  CHECK(m.moe->experts_per_token == 8);
+  CHECK(m.mtp_layers == 3);
+  // KV: 12 full layers x 8 heads x (128 + 128) x 2 B; the 33 sliding layers the same within 512 tokens
+  KvOptions o;
+  const KvProfile k = kv_profile(m, o);
+  CHECK(k.bytes_per_token == 12 * 8 * 256 * 2);
+  double window = 0;
+  for (const auto& l : k.layers) window += l.window_bytes_per_token;
+  CHECK(window == 33 * 8 * 256 * 2);
+}
+
+TEST_CASE("MiMo-7B's MTP layer holds norms, input_proj and one Qwen2 layer, no embedding or head of its own") {
+  const Model m = load("aiconfigurator/XiaomiMiMo--MiMo-7B-Base_config.json");
+  CHECK(m.mtp_layers == 1);
+  CHECK(!m.mtp_own_embeddings);
+  const double h = 4096, q = 32 * 128, kv = 8 * 128;
+  const double layer = h * q + 2 * h * kv + q * h + (q + 2 * kv + h) + 3 * h * 11008 + 2 * h;  // attention (+ biases), MLP, 2 norms
+  const ParamCounts p = count_params(m);
+  CHECK(p.mtp == 2 * h * h + 3 * h + layer);
+  // DeepSeek V3 keeps its own embedding and head in its MTP layer
+  const Model ds = load("deepseek-ai--DeepSeek-V3_config.json");
+  CHECK(ds.mtp_own_embeddings);
+  CHECK(count_params(ds).mtp == Approx(14e9).epsilon(0.05));
+}

@@ -21,7 +21,9 @@ double attention_params(const Model& m, const AttentionBlock& b) {
     case AttnKind::gqa: {
       const double q = d(b.num_heads) * b.head_dim, kv = d(b.num_kv_heads) * b.head_dim, vo = d(b.num_heads) * b.v_head_dim;
       const double vdim = b.k_eq_v ? 0.0 : d(b.num_kv_heads) * b.v_head_dim;  // Gemma 4: V = K, no v_proj
-      double p = h * q + h * kv + h * vdim + vo * h;
+      // the query: h -> q directly, or (Step-3 MFA, q_lora_rank) h -> rank, inter_norm, rank -> q
+      const double qproj = b.q_lora_rank > 0 ? h * b.q_lora_rank + b.q_lora_rank + d(b.q_lora_rank) * q : h * q;
+      double p = qproj + h * kv + h * vdim + vo * h;
       if (b.qkv_bias) p += q + kv + vdim + h;
       if (b.sinks) p += b.num_heads;
       return p;
@@ -100,6 +102,10 @@ double attention_replicated_params(const Model& m, const AttentionBlock& b) {
     return p;
   }
   if (b.kind == AttnKind::compressed) return h * b.q_lora_rank + h * b.head_dim * b.num_kv_heads;
+  // Step-3 MFA: the low-rank query and the K/V projections are one ReplicatedLinear (qkv_proj) and
+  // inter_norm, whole on every TP rank; wq and o_proj are split
+  if (b.kind == AttnKind::gqa && b.q_lora_rank > 0)
+    return h * (b.q_lora_rank + d(b.num_kv_heads) * b.head_dim + (b.k_eq_v ? 0.0 : d(b.num_kv_heads) * b.v_head_dim)) + b.q_lora_rank;
   return 0;
 }
 
@@ -146,13 +152,14 @@ ParamCounts count_params(const Model& m) {
   p.routed_per_expert_layer = routed_one;
   if (m.mtp_layers > 0) {
     // An MTP module: one decoder layer (the last layer's kind, MoE if the model is) plus the
-    // projection of [embedding; hidden] (2h x h) and its norms; embeddings and head are shared.
+    // projection of [embedding; hidden] (2h x h) and three norms (embedding, hidden, output).
     std::array<double, kParamGroups> g{};
     double r = 0;
     add_layer(m, m.layers.back(), m.moe.has_value(), g, r);
     // DeepSeek-style checkpoints store the MTP module with its own copy of the embedding and the
-    // output head (685B on disk = 671B + 14B MTP for DeepSeek-V3)
-    double one = 2 * h * h + 3 * h + 2 * d(m.vocab_size) * h;
+    // output head (685B on disk = 671B + 14B MTP for DeepSeek-V3); MiMo's MTP layers use the main
+    // model's (mtp_own_embeddings false)
+    double one = 2 * h * h + 3 * h + (m.mtp_own_embeddings ? 2 * d(m.vocab_size) * h : 0.0);
     for (double x : g) one += x;
     p.mtp = one * m.mtp_layers;
     at(ParamGroup::mtp) = p.mtp;

@@ -503,7 +503,9 @@ Model resolve_model(const Catalogue& cat, const std::string& spec) {
       const auto cfg = p / "config.json";
       if (!fs::exists(cfg, ec)) throw InputError(fmt::format("{}: directory holds no config.json", spec));
       const auto q = p / "hf_quant_config.json";
-      return import_checked(read_file(cfg, "config.json"), cfg.string(), fs::exists(q, ec) ? read_file(q, "hf_quant_config.json") : "");
+      Model m = import_checked(read_file(cfg, "config.json"), cfg.string(), fs::exists(q, ec) ? read_file(q, "hf_quant_config.json") : "");
+      m.local_path = spec;  // the engine loads the directory given
+      return m;
     }
     const std::string text = read_file(p, "model file");
     const auto ext = p.extension().string();
@@ -515,7 +517,16 @@ Model resolve_model(const Catalogue& cat, const std::string& spec) {
         const auto sib = p.parent_path() / (stem.substr(0, stem.size() - 12) + "_hf_quant_config.json");
         if (fs::exists(sib, ec)) q = sib;
       }
-      return import_checked(text, p.string(), fs::exists(q, ec) && q != p ? read_file(q, "hf_quant_config.json") : "");
+      Model m = import_checked(text, p.string(), fs::exists(q, ec) && q != p ? read_file(q, "hf_quant_config.json") : "");
+      // an engine loads a directory (config.json and the weights), not one file: the config's own
+      m.local_path = p.has_parent_path() ? p.parent_path().string() : std::string(".");
+      add_assumption(m.assumptions, {m.id + " model path",
+                                     p.filename() == "config.json"
+                                         ? fmt::format("{} is a config file: engine commands load its directory {}", spec, m.local_path)
+                                         : fmt::format("{} is a config file: engine commands load its directory {}, where the engine reads "
+                                                       "config.json (not {}) and the weights",
+                                                       spec, m.local_path, p.filename().string())});
+      return m;
     }
     return parse_model_yaml(text, p.string());
   }

@@ -278,7 +278,8 @@ enum class Family {
   kimi,         // Kimi K2 / K2.5 / K2.6 (DeepSeek V3 geometry; K2.5 adds a MoonViT tower)
   kimi_linear,  // Kimi Linear / Kimi K3: KDA + MLA (linear_attn_config)
   gpt_oss,      // models/gpt_oss/configuration_gpt_oss.py
-  step,         // StepFun Step 3.5 / 3.7 Flash (layer_types, share_expert_dim; remote-code configuration)
+  step,         // StepFun Step 3.5 / 3.7 Flash: vllm/model_executor/models/step3p5.py (see the attention rules below)
+  step3,        // StepFun Step-3 (MFA): vllm/model_executor/models/step3_text.py (see the attention rules below)
   mimo,         // Xiaomi MiMo-7B (MiMoForCausalLM: Qwen2 geometry + num_nextn_predict_layers MTP; remote-code modeling_mimo.py)
   mimo_v2,      // MiMo-V2-Flash: models/mimo_v2_flash/modeling_mimo_v2_flash.py (hybrid SWA/global, swa_* heads, sinks)
 };
@@ -322,6 +323,7 @@ const std::vector<FamilyRule>& family_table() {
        {"deepseek_v2", "deepseek_v3", "deepseek_v32"}},
       {Family::gpt_oss, "gpt-oss", {"GptOss*"}, {"gpt_oss"}},
       {Family::step, "Step 3.x Flash", {"Step3p5*", "Step3p7*"}, {"step3p5", "step3p7"}},
+      {Family::step3, "Step-3", {"Step3VL*", "Step3vForConditionalGeneration", "Step3TextForCausalLM"}, {"step3_vl", "step3_text"}},
       {Family::mimo, "MiMo", {"MiMoForCausalLM"}, {"mimo"}},
       {Family::mimo_v2, "MiMo-V2-Flash", {"MiMoV2*"}, {"mimo_v2_flash", "mimo_v2"}},
   };
@@ -518,6 +520,10 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
   m.source = origin;
   std::string repo = top.str("_name_or_path");
   if (repo.empty()) repo = c.str("_name_or_path");
+  // a path on the machine that saved the checkpoint ("/opt/.../Llama-3.1-70B-Instruct/") names no
+  // repository: the id falls back to the model_type
+  if (!repo.empty() && (repo.front() == '/' || repo.front() == '.' || repo.front() == '~' || repo.find('\\') != std::string::npos))
+    repo.clear();
   m.id = repo.empty() ? c.str("model_type") : repo;
   if (m.id.empty()) m.id = "config";
   m.id = ascii_lower(m.id);
@@ -540,12 +546,19 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
   m.vocab_size = c.integer({"vocab_size", "padded_vocab_size"}, 0, true);
   m.tie_word_embeddings =
       c.has("tie_word_embeddings") ? c.boolean("tie_word_embeddings", false) : top.boolean("tie_word_embeddings", false);
-  m.max_context = c.integer({"max_position_embeddings", "max_sequence_length", "seq_length", "model_max_length"}, 0, true);
+  // Step-3's text_config spells it max_position_embedding (and max_seq_len)
+  m.max_context = c.integer(
+      {"max_position_embeddings", "max_sequence_length", "seq_length", "model_max_length", "max_position_embedding", "max_seq_len"}, 0,
+      true);
   const int layers = as_int(c.integer({"num_hidden_layers", "n_layer", "num_layers"}, 0, true));
   if (layers <= 0 || layers > 10000) throw InputError(fmt::format("{}: field 'num_hidden_layers': {} is out of range", origin, layers));
   const int heads = as_int(c.integer({"num_attention_heads", "n_head"}, 0, true));
   if (heads <= 0) throw InputError(fmt::format("{}: field 'num_attention_heads': must be positive", origin));
-  const int kv_heads = as_int(c.integer({"num_key_value_heads", "num_kv_heads", "multi_query_group_num"}, heads));
+  const bool stepfun = fam == Family::step || fam == Family::step3;
+  // StepFun configs name the KV heads num_attention_groups
+  int kv_heads = as_int(stepfun ? c.integer({"num_key_value_heads", "num_attention_groups"}, heads)
+                                : c.integer({"num_key_value_heads", "num_kv_heads", "multi_query_group_num"}, heads));
+  if (fam == Family::step3) kv_heads = 1;  // Step3TextDecoderLayer builds its attention with num_kv_heads=1 (any other is refused)
   const int head_dim = as_int(c.integer({"head_dim", "kv_channels"}, m.hidden_size / heads));
 
   // ---- MoE geometry under its several names ---------------------------------------------------
@@ -555,7 +568,8 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
   if (experts > 0) {
     MoE e;
     e.routed_experts = experts;
-    e.experts_per_token = as_int(c.integer({"num_experts_per_tok", "num_experts_per_token", "moe_topk", "top_k_experts"}, 0, true));
+    e.experts_per_token =
+        as_int(c.integer({"num_experts_per_tok", "num_experts_per_token", "moe_topk", "top_k_experts", "moe_top_k"}, 0, true));
     e.shared_experts = as_int(c.integer({"n_shared_experts", "num_shared_experts"}, 0));
     // gpt-oss and MiniMax put the per-expert width in intermediate_size
     const bool expert_width_in_intermediate = c.has("num_local_experts") && !c.has("moe_intermediate_size");
@@ -571,6 +585,45 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     if (c.has("mlp_only_layers") && c.j["mlp_only_layers"].is_array() && !c.j["mlp_only_layers"].empty())
       add_assumption(m.assumptions, {m.id + " mlp_only_layers", "non-leading dense layers counted as MoE"});
     e.latent_size = as_int(c.integer({"routed_expert_hidden_size", "moe_latent_size"}, 0));
+    if (stepfun && (c.has("moe_layers_enum") || !c.has("first_k_dense_replace"))) {
+      // StepFun (step3_text.py / step3p5.py Step3*DecoderLayer): MoE on the layers moe_layers_enum
+      // lists ("3,4,...", 0-based), by default every layer but the first; the others are dense MLPs
+      // of intermediate_size, not only leading ones (Step-3: layers 0-3 and 60)
+      std::set<int> moe_at;
+      if (c.has("moe_layers_enum")) {
+        const auto& v = c.j["moe_layers_enum"];
+        std::vector<std::string> items;
+        if (v.is_string()) {
+          std::string cur;
+          for (char ch : v.get<std::string>() + ",") {
+            if (ch == ',') {
+              items.push_back(cur);
+              cur.clear();
+            } else if (ch != ' ') {
+              cur += ch;
+            }
+          }
+        } else if (v.is_array()) {
+          for (const auto& x : v) items.push_back(x.is_number_integer() ? std::to_string(x.get<long long>()) : "?");
+        } else {
+          throw InputError(fmt::format("{}: field 'moe_layers_enum': expected a comma-separated string of layer indices", origin));
+        }
+        for (const auto& it : items) {
+          if (it.empty()) continue;
+          int idx = it.size() <= 6 ? 0 : -1;
+          for (char ch : it) idx = idx >= 0 && ch >= '0' && ch <= '9' ? idx * 10 + (ch - '0') : -1;
+          if (idx < 0 || idx >= layers)
+            throw InputError(fmt::format("{}: field 'moe_layers_enum': '{}' is not a layer index below {}", origin, it, layers));
+          moe_at.insert(idx);
+        }
+      } else {
+        for (int i = 1; i < layers; ++i) moe_at.insert(i);
+      }
+      e.first_dense_layers = 0;
+      while (e.first_dense_layers < layers && !moe_at.count(e.first_dense_layers)) ++e.first_dense_layers;
+      for (int i = e.first_dense_layers; i < layers; ++i)
+        if (!moe_at.count(i)) e.dense_layers.push_back(i);
+    }
     if (fam == Family::mimo_v2 && mimo_dense_layers >= 0) {
       e.first_dense_layers = mimo_dense_layers;
       if (mimo_dense_inside) add_assumption(m.assumptions, {m.id + " moe_layer_freq", "non-leading dense layers counted as MoE"});
@@ -648,6 +701,22 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
       add_assumption(m.assumptions,
                      {m.id + " num_kv_shared_layers",
                       "Gemma 4 KV sharing not modelled: the shared layers are counted with their own K/V weights and cache"});
+  } else if (fam == Family::step3) {
+    // Step-3 multi-matrix factorization attention (vLLM vllm/model_executor/models/step3_text.py
+    // Step3TextAttention, commit 0169d396): qkv_proj (a ReplicatedLinear) maps hidden to share_q_dim
+    // + one K and one V head of head_dim; the query passes inter_norm and wq (share_q_dim -> heads x
+    // head_dim); o_proj. The engine caches the one K/V head of head_dim per layer.
+    full.q_lora_rank = as_int(c.integer({"share_q_dim"}, 0, true));
+    full.name = "mfa";
+  } else if (fam == Family::step && c.has("attention_other_setting") && c.j["attention_other_setting"].is_object()) {
+    // Step 3.5 (vLLM vllm/model_executor/models/step3p5.py Step3p5DecoderLayer, commit 01b50b9e): the
+    // layers of layer_types equal to attention_other_setting.attention_type take its
+    // num_attention_heads, num_attention_groups (KV heads) and head_dim (the sliding layers: 96 heads)
+    const Cfg o{c.j["attention_other_setting"], origin};
+    AttentionBlock& other = o.str("attention_type") == "full_attention" ? full : swa;
+    other.num_heads = as_int(o.integer({"num_attention_heads"}, heads));
+    other.num_kv_heads = as_int(o.integer({"num_attention_groups"}, kv_heads));
+    other.head_dim = other.v_head_dim = as_int(o.integer({"head_dim"}, head_dim));
   } else if (fam == Family::mimo_v2) {
     // MiMoV2FlashAttention: sliding layers have their own head counts and dimensions (swa_*),
     // v_head_dim differs from the q/k head_dim, and a learnable sink per head where
@@ -907,6 +976,10 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
   }
   m.layers = per_layer;
   m.mtp_layers = as_int(c.integer({"num_nextn_predict_layers", "num_mtp_modules"}, 0));
+  // MiMo-7B (vLLM vllm/model_executor/models/mimo_mtp.py MiMoMultiTokenPredictorLayer, commit
+  // 0bb55d60): each MTP layer holds two input norms, input_proj (2h -> h), one Qwen2 decoder layer
+  // and a final norm; the embedding and the LM head are the main model's
+  if (fam == Family::mimo) m.mtp_own_embeddings = false;
 
   // ---- vision and audio towers, counted from their geometry, reported separately -------------
   if (towers->contains("vision_config") && (*towers)["vision_config"].is_object()) {

@@ -184,6 +184,9 @@ void validate_model(const Model& m, const std::string& where) {
     if (e.experts_per_token > e.routed_experts) bad("moe.experts_per_token", "exceeds routed_experts");
     if (e.first_dense_layers < 0 || e.first_dense_layers > m.num_layers()) bad("moe.first_dense_layers", "out of range");
     if (e.first_dense_layers > 0 && m.dense_intermediate_size <= 0) bad("dense_intermediate_size", "needed for the first dense layers");
+    for (int d : e.dense_layers)
+      if (d < 0 || d >= m.num_layers()) bad("moe.dense_layers", "a layer index out of range");
+    if (!e.dense_layers.empty() && m.dense_intermediate_size <= 0) bad("dense_intermediate_size", "needed for the dense layers");
   } else if (m.dense_intermediate_size <= 0) {
     bad("dense_intermediate_size", "a dense model needs a positive MLP width");
   }

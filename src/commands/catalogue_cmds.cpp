@@ -133,9 +133,10 @@ Report run_show(const Catalogue& cat, const ShowOptions& o) {
     info.rows.push_back({"max context", fmt::format("{} tokens", fmt_int(static_cast<double>(m.max_context)))});
     if (m.moe)
       info.rows.push_back(
-          {"MoE", fmt::format("{} routed ({} per token) + {} shared, expert width {}{}, first {} dense", m.moe->routed_experts,
+          {"MoE", fmt::format("{} routed ({} per token) + {} shared, expert width {}{}, first {} dense{}", m.moe->routed_experts,
                               m.moe->experts_per_token, m.moe->shared_experts, m.moe->expert_intermediate_size,
-                              m.moe->latent_size ? fmt::format(", latent {}", m.moe->latent_size) : "", m.moe->first_dense_layers)});
+                              m.moe->latent_size ? fmt::format(", latent {}", m.moe->latent_size) : "", m.moe->first_dense_layers,
+                              m.moe->dense_layers.empty() ? "" : fmt::format(", dense also at {}", fmt::join(m.moe->dense_layers, ", ")))});
     info.rows.push_back({"params total / active", fmt::format("{} / {} (derived)", fmt_params(p.total), fmt_params(p.active))});
     if (m.published_params_total)
       info.rows.push_back(
@@ -166,7 +167,8 @@ Report run_show(const Catalogue& cat, const ShowOptions& o) {
       std::string g;
       switch (b.kind) {
         case AttnKind::gqa:
-          g = fmt::format("{} q heads, {} kv heads x {}{}", b.num_heads, b.num_kv_heads, b.head_dim,
+          g = fmt::format("{} q heads{}, {} kv heads x {}{}", b.num_heads,
+                          b.q_lora_rank ? fmt::format(" (low-rank q {})", b.q_lora_rank) : "", b.num_kv_heads, b.head_dim,
                           b.sliding_window ? fmt::format(", window {}", b.sliding_window) : "");
           break;
         case AttnKind::mla:

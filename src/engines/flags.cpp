@@ -528,6 +528,8 @@ KvDtypeArg engine_kv_dtype(const FlagRelease& r, const std::string& kv_dtype, co
 }
 
 std::string serve_model_path(const Model& m, const std::string& spec) {
+  // a local config.json: the directory the user gave (or the file's), never its _name_or_path
+  if (!m.local_path.empty()) return m.local_path;
   if (!m.hf_repo.empty()) return m.hf_repo;
   if (spec.empty()) return m.id;
   const auto slash = spec.find_last_of('/');

@@ -31,7 +31,8 @@ struct AttentionBlock {
   // Gemma 4 global layers (attention_k_eq_v): no v_proj, the keys are the values. The engines
   // still cache K and V per token (a standard attention layer), so only the weights change.
   bool k_eq_v = false;
-  // mla
+  // mla; gqa with q_lora_rank > 0: a low-rank query (Step-3's multi-matrix factorization
+  // attention: hidden -> q_lora_rank, RMSNorm, -> num_heads x head_dim), the K/V heads unchanged
   int q_lora_rank = 0;
   int kv_lora_rank = 0;
   int qk_nope_head_dim = 0;
@@ -67,6 +68,7 @@ struct MoE {
   int first_dense_layers = 0;                 // layers [0, first_dense_layers) use the dense MLP
   int latent_size = 0;                        // LatentMoE width (0 = experts work on hidden_size)
   int layer_step = 1;                         // MoE on every layer_step-th layer (Llama 4 interleave_moe_layer_step)
+  std::vector<int> dense_layers;              // further dense-MLP layers at or after first_dense_layers (0-based)
 };
 
 // The parser names one engine registers for the model's tool-call and reasoning output ("" = none).
@@ -97,6 +99,9 @@ struct Model {
   std::string source;
   std::string date;
   std::string origin;  // where it was loaded from (embedded path, file path)
+  // the local directory an engine loads when the model came from a config.json on disk (the
+  // directory given, or the config file's directory); empty for catalogue and Hub models
+  std::string local_path;
 
   std::optional<Figure> published_params_total;
   std::optional<Figure> published_params_active;
@@ -115,6 +120,9 @@ struct Model {
   std::vector<int> layers;  // per decoder layer (0-based), index into `blocks`
   std::optional<MoE> moe;
   int mtp_layers = 0;
+  // each MTP layer stores its own embedding and output head (DeepSeek V3: 685B on disk = 671B + 14B
+  // MTP); false where the MTP layers use the main model's (MiMo-7B)
+  bool mtp_own_embeddings = true;
   double vision_params = 0;  // every encoder tower the engine loads beside the language model (vision + audio)
   double audio_params = 0;   // the audio encoder's part of vision_params
 
@@ -126,7 +134,10 @@ struct Model {
 
   int num_layers() const { return static_cast<int>(layers.size()); }
   bool is_moe_layer(int layer) const {
-    return moe && layer >= moe->first_dense_layers && (moe->layer_step <= 1 || (layer + 1) % moe->layer_step == 0);
+    if (!moe || layer < moe->first_dense_layers || (moe->layer_step > 1 && (layer + 1) % moe->layer_step != 0)) return false;
+    for (int d : moe->dense_layers)
+      if (d == layer) return false;
+    return true;
   }
   std::string precision_of(ParamGroup g) const;
   // Query heads used for the TP-divisibility rule: the first full-attention block's heads.

@@ -76,8 +76,9 @@ KvDtypeArg engine_kv_dtype(const FlagRelease& r, const std::string& kv_dtype, co
 // The model's parser names for engine `e` (data/models/*.yaml engine.sglang / engine.vllm).
 inline const ParserNames& model_parsers(const Model& m, Engine e) { return e == Engine::vllm ? m.engine.vllm : m.engine.sglang; }
 
-// What the engine loads for a model resolved from `spec`: the catalogue's Hugging Face repo, else
-// the path as given (a config.json file stands for its directory).
+// What the engine loads for a model resolved from `spec`: a local config.json's directory
+// (Model::local_path: the directory given, or the config file's), else the catalogue's or Hub's
+// Hugging Face repo, else the path as given (a config.json file stands for its directory).
 std::string serve_model_path(const Model& m, const std::string& spec);
 
 // Inputs of the one flag builder.
