@@ -690,3 +690,30 @@ TEST_CASE("yaml-cpp byte columns become code-point columns for findings and SARI
   CHECK(k3plan::code_point_column("plain ascii", 7) == 7);
   CHECK(k3plan::code_point_column("", 1) == 1);
 }
+
+TEST_CASE("check: a KV dtype the release has no value for is one engine/kv-cache-dtype error", "[check][flags]") {
+  // fit refuses the dtype too; check reported that reason again as memory/does-not-fit
+  TempDir dir;
+  const std::string f = dir.write("old-sglang.yaml",
+                                  "model: llama-3.1-70b\ngpu: h200\ngpus: 4\nengine: sglang\nengine_version: 0.4.0\nparallel: {tp: 4}\n"
+                                  "context: 32k\nusers: 16\nkv_dtype: fp8_e4m3\n");
+  const Report r = check_file(f);
+  INFO(dump_findings(r));
+  CHECK(r.exit_code == 1);
+  CHECK(has_rule(r, "engine/kv-cache-dtype", "error"));
+  CHECK_FALSE(has_rule(r, "memory/does-not-fit"));
+  CHECK(r.data.at("errors") == 1);
+  CheckOptions o;
+  o.commands = {
+      "python3 -m sglang.launch_server --model-path meta-llama/Llama-3.1-70B-Instruct --tp 4 --context-length 32768 "
+      "--tool-call-parser llama3 --kv-cache-dtype fp8_e4m3"};
+  o.gpu = "h200";
+  o.engine_version = "0.4.0";
+  const Report c = run_check(catalogue(), o);
+  INFO(dump_findings(c));
+  CHECK(has_rule(c, "engine/kv-cache-dtype", "error"));
+  CHECK_FALSE(has_rule(c, "memory/does-not-fit"));
+  CHECK(c.data.at("errors") == 1);
+  o.engine_version = "0.4.1.post6";  // the first release with fp8_e4m3
+  CHECK(run_check(catalogue(), o).exit_code == 0);
+}
