@@ -717,3 +717,29 @@ TEST_CASE("check: a KV dtype the release has no value for is one engine/kv-cache
   o.engine_version = "0.4.1.post6";  // the first release with fp8_e4m3
   CHECK(run_check(catalogue(), o).exit_code == 0);
 }
+
+TEST_CASE("check: vLLM refuses max_num_seqs above max_num_batched_tokens", "[check][command]") {
+  // vllm/config/scheduler.py: "max_num_batched_tokens (256) must be greater than or equal to
+  // max_num_seqs (512)." is a ValueError at start-up; check passed it as a warning
+  const std::string base =
+      "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 --enable-auto-tool-choice "
+      "--tool-call-parser llama3_json ";
+  const Report both = check_command(base + "--max-num-seqs 512 --max-num-batched-tokens 256", "h100");
+  INFO(dump_findings(both));
+  CHECK(both.exit_code == 1);
+  CHECK(has_rule(both, "engine/max-num-seqs", "error"));
+  CHECK_FALSE(has_rule(both, "engine/warning"));
+  // max_num_seqs set, the token budget left to vLLM's default (8192 on an H100): still refused
+  CHECK(has_rule(check_command(base + "--max-num-seqs 16384", "h100"), "engine/max-num-seqs", "error"));
+  // only the token budget set: max_num_seqs is vLLM's own default, a warning as before
+  const Report tokens = check_command(base + "--max-num-batched-tokens 512", "h100");
+  INFO(dump_findings(tokens));
+  CHECK(tokens.exit_code == 0);
+  CHECK_FALSE(has_rule(tokens, "engine/max-num-seqs"));
+  CHECK(has_rule(tokens, "engine/warning", "warning"));
+  // within the limit: nothing
+  const Report ok = check_command(base + "--max-num-seqs 256 --max-num-batched-tokens 8192", "h100");
+  CHECK(ok.exit_code == 0);
+  CHECK_FALSE(has_rule(ok, "engine/max-num-seqs"));
+  CHECK_FALSE(has_rule(ok, "engine/warning"));
+}

@@ -345,8 +345,19 @@ void memory(RuleContext& c) {
                       "estimate off by a few percent and requests queue or are preempted",
                       f.headroom * 100, f.users, format_context(f.context)),
           c.at({"users", "context"}));
+  // vLLM's SchedulerConfig raises ValueError when max_num_batched_tokens < max_num_seqs and the user
+  // set max_num_seqs (vllm/config/scheduler.py _verify_args; the defaults never lower a value the
+  // user gave, docs/engine-sources/vllm.md 1.2): it does not start
+  const bool batch_refused = c.d.engine == Engine::vllm && c.d.max_num_seqs && f.max_num_batched_tokens < f.max_num_seqs;
+  if (batch_refused)
+    c.add("engine/max-num-seqs", "error",
+          fmt::format("vLLM: max_num_batched_tokens ({}) must be greater than or equal to max_num_seqs ({}): SchedulerConfig refuses to "
+                      "start; raise --max-num-batched-tokens or lower --max-num-seqs",
+                      f.max_num_batched_tokens, f.max_num_seqs),
+          c.at({"engine_args.max_num_seqs", "engine_args.max_num_batched_tokens", "model"}));
   for (const auto& w : f.warnings) {
     if (std::find(c.layout_warnings.begin(), c.layout_warnings.end(), w) != c.layout_warnings.end()) continue;
+    if (batch_refused && w.rfind("max_num_batched_tokens (", 0) == 0) continue;  // the error above
     c.add("engine/warning", "warning", w, c.at({"engine_args.max_num_seqs", "engine_args.max_num_batched_tokens", "model"}));
   }
 }
@@ -509,6 +520,7 @@ const std::vector<RuleInfo> kRules = {
     {"memory/concurrency", "warning", "The running-request cap allows more full-length requests than the pool holds", memory},
     {"memory/context-capped", "warning", "SGLang starts but caps requests below the context asked for", memory},
     {"memory/headroom", "warning", "Fits with under 5% of the KV/state pool free", memory},
+    {"engine/max-num-seqs", "error", "vLLM: max_num_seqs set above max_num_batched_tokens (SchedulerConfig refuses to start)", memory},
     {"engine/warning", "warning", "An engine setting the engine warns about", memory},
     // values the engine release accepts, and the model's needs
     {"engine/kv-cache-dtype", "error", "KV cache dtype the engine release has no --kv-cache-dtype value for", engine_values},
