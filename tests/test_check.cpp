@@ -2,6 +2,7 @@
 // and LeaderWorkerSet manifests are read right, and hostile input ends in exit 2 or a finding,
 // never a crash or a hang.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -742,4 +743,29 @@ TEST_CASE("check: vLLM refuses max_num_seqs above max_num_batched_tokens", "[che
   CHECK(ok.exit_code == 0);
   CHECK_FALSE(has_rule(ok, "engine/max-num-seqs"));
   CHECK_FALSE(has_rule(ok, "engine/warning"));
+}
+
+TEST_CASE("check --manifest: worker ranks inside a sh -c script are checked", "[check][manifest]") {
+  // the repository's own example runs its workers through `sh -c SCRIPT`: a literal rank there was
+  // never evaluated (only exec form and the `exec "$@"` wrapper were)
+  const std::string example = slurp(kSourceDir + "/examples/k8s/kimi-k3-2x8-h200-sglang-lws.yaml");
+  const std::string worker_rank = "--node-rank $(LWS_WORKER_INDEX)\n            resources";
+  REQUIRE(example.find(worker_rank) != std::string::npos);
+  auto with_worker_rank = [&](const std::string& rank, int size) {
+    std::string t = example;
+    t.replace(t.rfind(worker_rank), worker_rank.size(), "--node-rank " + rank + "\n            resources");
+    t.replace(t.find("size: 2"), 7, "size: " + std::to_string(size));
+    t.replace(t.find("--tp-size 16 --ep-size 16"), 25, fmt::format("--tp-size {} --ep-size {}", 8 * size, 8 * size));
+    t.replace(t.rfind("--tp-size 16 --ep-size 16"), 25, fmt::format("--tp-size {} --ep-size {}", 8 * size, 8 * size));
+    TempDir dir;
+    CheckOptions o;
+    o.manifests = {dir.write("lws.yaml", t)};
+    return run_check(catalogue(), o);
+  };
+  const Report literal = with_worker_rank("1", 4);  // right for worker 1, wrong for workers 2 and 3
+  INFO(dump_findings(literal));
+  CHECK(has_rule(literal, "manifest/worker-rank", "error"));
+  CHECK_FALSE(has_rule(with_worker_rank("1", 2), "manifest/worker-rank"));                    // one worker: 1 is its rank
+  CHECK_FALSE(has_rule(with_worker_rank("${LWS_WORKER_INDEX}", 4), "manifest/worker-rank"));  // the shell's form of the variable
+  CHECK_FALSE(has_rule(with_worker_rank("$NODE_RANK", 4), "manifest/worker-rank"));           // a variable k3plan cannot see
 }
