@@ -111,32 +111,6 @@ TEST_CASE("check: every examples/deploy file passes, with no warnings", "[check]
   }
 }
 
-TEST_CASE("check: every examples/bad file fails with the rule its first line documents", "[check]") {
-  const auto files = yaml_files(fs::path(kSourceDir) / "examples" / "bad");
-  REQUIRE(files.size() >= 8);
-  const std::regex doc(R"(^# FAILS ([a-z0-9-]+/[a-z0-9-]+(, [a-z0-9-]+/[a-z0-9-]+)*):)");
-  for (const auto& f : files) {
-    const std::string text = slurp(f);
-    std::smatch m;
-    INFO(f);
-    REQUIRE(std::regex_search(text, m, doc));
-    std::vector<std::string> rules;
-    const std::string listed = m[1];
-    for (std::size_t p = 0; p != std::string::npos;) {
-      const auto comma = listed.find(", ", p);
-      rules.push_back(listed.substr(p, comma == std::string::npos ? std::string::npos : comma - p));
-      p = comma == std::string::npos ? comma : comma + 2;
-    }
-    const Report r = check_file(f);
-    INFO("rules " << listed << "\n" << dump_findings(r));
-    CHECK(r.exit_code == 1);
-    for (const auto& rule : rules) CHECK(has_rule(r, rule, "error"));
-    // the documented reasons only: every error carries one of those rules
-    for (const auto& e : findings_of(r, "error"))
-      CHECK(std::find(rules.begin(), rules.end(), e.at("rule").get<std::string>()) != rules.end());
-  }
-}
-
 TEST_CASE("check: text output is one compiler-style line per finding", "[check]") {
   const std::string bad = kSourceDir + "/examples/bad/tp-heads.yaml";
   const Run r = run({"check", bad});
