@@ -237,3 +237,26 @@ TEST_CASE("check: every rule in the table has a fixture that triggers it", "[che
     CHECK((triggered_by.count(r.id) == 1) != (kExempt.count(r.id) == 1));
   }
 }
+
+TEST_CASE("check: commands copied from the engines' docs and recipes pass", "[check][fixtures][command]") {
+  const auto files = files_in(fs::path(kSourceDir) / "examples" / "good-commands", {".sh"});
+  REQUIRE(files.size() >= 6);
+  std::set<std::string> engines;
+  for (const auto& p : files) {
+    const Fixture f = read_fixture(p, Kind::command);
+    INFO(f.rel);
+    REQUIRE(f.verdict == "PASSES");
+    CHECK_FALSE(f.source.empty());
+    CHECK_FALSE(f.gpu.empty());  // checked with the GPU the doc runs it on: every rule applies
+    const Report r = check_fixture(f);
+    INFO(findings_text(r));
+    CHECK(r.exit_code == 0);
+    CHECK(rules_at(r, "error").empty());
+    // the warnings a correct doc command gives are named in its header, with the reason
+    CHECK(rules_at(r, "warning") == std::set<std::string>(f.rules.begin(), f.rules.end()));
+    const json& in = r.data.at("inputs").at(0);
+    CHECK(in.contains("fits"));  // the model resolved and the memory rules ran
+    engines.insert(in.at("engine").get<std::string>());
+  }
+  CHECK(engines == std::set<std::string>{"sglang", "vllm"});
+}
