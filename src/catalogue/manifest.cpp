@@ -335,8 +335,9 @@ std::vector<std::string> wrapper_words(const std::string& script, const std::vec
   return out;
 }
 
-// The argv a container runs, after the kubelet's expansion (exec form) or through a fixed
-// `sh -c 'exec "$@" ...' NAME ARGS...` wrapper; empty when it is another kind of script.
+// The argv a container runs, after the kubelet's expansion (exec form), through a fixed
+// `sh -c 'exec "$@" ...' NAME ARGS...` wrapper, or the words of a `sh -c SCRIPT` that runs the
+// engine (line continuations dropped; LWS variables expanded); empty for another kind of script.
 std::vector<std::string> container_argv(const YAML::Node& c, const std::map<std::string, std::string>& env) {
   std::vector<std::string> parts;
   for (const char* key : {"command", "args"}) {
@@ -345,10 +346,16 @@ std::vector<std::string> container_argv(const YAML::Node& c, const std::map<std:
       for (const auto& e : n)
         if (is_scalar(e)) parts.push_back(kubelet_expand(e.Scalar(), env));
   }
-  if (parts.size() >= 4 && (parts[0] == "sh" || parts[0] == "/bin/sh" || parts[0] == "bash" || parts[0] == "/bin/bash") &&
+  if (parts.size() >= 3 && (parts[0] == "sh" || parts[0] == "/bin/sh" || parts[0] == "bash" || parts[0] == "/bin/bash") &&
       parts[1] == "-c") {
-    if (parts[2].find("\"$@\"") == std::string::npos) return {};
-    return wrapper_words(parts[2], std::vector<std::string>(parts.begin() + 4, parts.end()), env);
+    if (parts[2].find("\"$@\"") != std::string::npos) {
+      if (parts.size() < 4) return {};
+      return wrapper_words(parts[2], std::vector<std::string>(parts.begin() + 4, parts.end()), env);
+    }
+    if (!runs_engine(parts[2])) return {};
+    auto words = wrapper_words(parts[2], {}, env);
+    words.erase(std::remove(words.begin(), words.end(), "\\"), words.end());
+    return words;
   }
   return parts;
 }
@@ -560,6 +567,10 @@ std::vector<LwsGroup> parse_lws_manifest(const Catalogue& cat, const std::string
           const std::string dp_local = flag_value(argv, "--data-parallel-size-local");
           const std::string start = flag_value(argv, "--data-parallel-start-rank");
           const std::string node_rank = flag_value(argv, "--node-rank");
+          // a value left as a variable this reader does not know (the pod's own env, a shell
+          // variable) is not evaluated; a missing start rank is (it defaults to the leader's 0)
+          auto numeric = [](const std::string& v) { return !v.empty() && std::all_of(v.begin(), v.end(), ascii_is_digit); };
+          if ((!start.empty() && !numeric(start)) || (!node_rank.empty() && !numeric(node_rank))) break;
           std::string problem;
           if (!dp_local.empty()) {
             long long l = 0;

@@ -285,6 +285,20 @@ void context_max(RuleContext& c) {
           c.at({"context"}));
 }
 
+// The engine/kv-cache-dtype refusal of this target, or "": a deployment file gives k3plan's KV
+// dtype, which the release must have a --kv-cache-dtype value for; a command line gives the
+// engine's own value, which must be one the release accepts.
+std::string kv_dtype_refusal(const RuleContext& c) {
+  const Deployment& d = c.d;
+  if (!c.model || !kKvDtypes.count(d.kv_dtype)) return "";
+  const FlagRelease rel = flag_release(d.engine, d.engine_version);
+  if (c.t.kind == InputKind::deployment) return engine_kv_dtype(rel, d.kv_dtype, c.model->dtype).error;
+  const FlagTable& table = flag_table(d.engine);
+  if (table.in_registry(FlagRegistry::kv_cache_dtype, d.kv_dtype, rel)) return "";
+  return fmt::format("--kv-cache-dtype {}: not a value {} accepts; it accepts {}", d.kv_dtype, rel.label(),
+                     fmt::join(table.registry(FlagRegistry::kv_cache_dtype, rel), ", "));
+}
+
 // Memory as the engine refuses it: vLLM refuses to start when one request of max_model_len does
 // not fit the KV pool (check_enough_kv_cache_memory); the running-request cap of a command line is
 // a scheduling limit (a warning with the figure).
@@ -300,8 +314,12 @@ void memory(RuleContext& c) {
   s["max_users"] = f.max_users;
   s["memory_fraction"] = f.utilization_used;
   const auto& refusals = c.refusal_messages;
+  // fit refuses a KV dtype the release has no value for; engine/kv-cache-dtype reports it
+  const std::string kv_refused =
+      kv_dtype_refusal(c).empty() ? "" : engine_kv_dtype(flag_release(c.d.engine, c.d.engine_version), c.kv_fit, c.model->dtype).error;
   for (const auto& r : f.reasons) {
     if (std::find(refusals.begin(), refusals.end(), r) != refusals.end()) continue;
+    if (!kv_refused.empty() && r == kv_refused) continue;
     if (r.rfind("context ", 0) == 0) continue;  // reported as memory/context-max
     if (contains(r, "KV/state pool holds") && f.users == 1 && f.max_users == 0 && !f.settings.model().refuses_context_beyond_pool())
       c.add("memory/context-capped", "warning",
@@ -327,8 +345,19 @@ void memory(RuleContext& c) {
                       "estimate off by a few percent and requests queue or are preempted",
                       f.headroom * 100, f.users, format_context(f.context)),
           c.at({"users", "context"}));
+  // vLLM's SchedulerConfig raises ValueError when max_num_batched_tokens < max_num_seqs and the user
+  // set max_num_seqs (vllm/config/scheduler.py _verify_args; the defaults never lower a value the
+  // user gave, docs/engine-sources/vllm.md 1.2): it does not start
+  const bool batch_refused = c.d.engine == Engine::vllm && c.d.max_num_seqs && f.max_num_batched_tokens < f.max_num_seqs;
+  if (batch_refused)
+    c.add("engine/max-num-seqs", "error",
+          fmt::format("vLLM: max_num_batched_tokens ({}) must be greater than or equal to max_num_seqs ({}): SchedulerConfig refuses to "
+                      "start; raise --max-num-batched-tokens or lower --max-num-seqs",
+                      f.max_num_batched_tokens, f.max_num_seqs),
+          c.at({"engine_args.max_num_seqs", "engine_args.max_num_batched_tokens", "model"}));
   for (const auto& w : f.warnings) {
     if (std::find(c.layout_warnings.begin(), c.layout_warnings.end(), w) != c.layout_warnings.end()) continue;
+    if (batch_refused && w.rfind("max_num_batched_tokens (", 0) == 0) continue;  // the error above
     c.add("engine/warning", "warning", w, c.at({"engine_args.max_num_seqs", "engine_args.max_num_batched_tokens", "model"}));
   }
 }
@@ -339,12 +368,9 @@ void memory(RuleContext& c) {
 void engine_values(RuleContext& c) {
   const Deployment& d = c.d;
   const Model& m = *c.model;
-  if (c.t.kind == InputKind::deployment) {
-    // a deployment file gives k3plan's KV dtype: the engine release must have a name for it
-    const KvDtypeArg kva = engine_kv_dtype(flag_release(d.engine, d.engine_version), d.kv_dtype, m.dtype);
-    if (kKvDtypes.count(d.kv_dtype) && !kva.error.empty()) c.add("engine/kv-cache-dtype", "error", kva.error, c.at({"kv_dtype"}));
-    return;
-  }
+  const std::string kv_refused = kv_dtype_refusal(c);
+  if (!kv_refused.empty()) c.add("engine/kv-cache-dtype", "error", kv_refused, c.at({"kv_dtype"}));
+  if (c.t.kind == InputKind::deployment) return;
   const ParserNames& names = model_parsers(m, d.engine);
   const FlagRelease rel = flag_release(d.engine, d.engine_version);
   const FlagTable& table = flag_table(d.engine);
@@ -382,12 +408,6 @@ void engine_values(RuleContext& c) {
               reg == FlagRegistry::tool_call_parser && d.engine == Engine::vllm ? " (vLLM also needs --enable-auto-tool-choice)" : ""),
           c.t.anchor);
   };
-  // the KV cache dtype as the command line spells it: one of the release's --kv-cache-dtype values
-  if (kKvDtypes.count(d.kv_dtype) && !table.in_registry(FlagRegistry::kv_cache_dtype, d.kv_dtype, rel))
-    c.add("engine/kv-cache-dtype", "error",
-          fmt::format("--kv-cache-dtype {}: not a value {} accepts; it accepts {}", d.kv_dtype, rel.label(),
-                      fmt::join(table.registry(FlagRegistry::kv_cache_dtype, rel), ", ")),
-          c.at({"kv_dtype"}));
   parser(names.tool_call_parser, d.tool_call_parser, "--tool-call-parser", FlagRegistry::tool_call_parser, "model/tool-call-parser",
          "engine/tool-call-parser", "tool_call_parser", "tool calls");
   parser(names.reasoning_parser, d.reasoning_parser, "--reasoning-parser", FlagRegistry::reasoning_parser, "model/reasoning-parser",
@@ -500,6 +520,7 @@ const std::vector<RuleInfo> kRules = {
     {"memory/concurrency", "warning", "The running-request cap allows more full-length requests than the pool holds", memory},
     {"memory/context-capped", "warning", "SGLang starts but caps requests below the context asked for", memory},
     {"memory/headroom", "warning", "Fits with under 5% of the KV/state pool free", memory},
+    {"engine/max-num-seqs", "error", "vLLM: max_num_seqs set above max_num_batched_tokens (SchedulerConfig refuses to start)", memory},
     {"engine/warning", "warning", "An engine setting the engine warns about", memory},
     // values the engine release accepts, and the model's needs
     {"engine/kv-cache-dtype", "error", "KV cache dtype the engine release has no --kv-cache-dtype value for", engine_values},
