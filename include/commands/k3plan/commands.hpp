@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <k3plan/catalogue.hpp>
 #include <k3plan/report.hpp>
+#include <k3plan/report_plan.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -87,5 +88,9 @@ struct CostOptions {
   std::string svg_path;
 };
 Report run_cost(const Catalogue& cat, const CostOptions& o);
+
+// `k3plan report`: plan_report() (report_plan.hpp), then the charts, the page and the SVGs drawn
+// from its data and written atomically; Report::data carries every number the page shows.
+Report run_report(const Catalogue& cat, const ReportOptions& o);
 
 }  // namespace k3plan
