@@ -404,7 +404,7 @@ ReportPlan plan_report(const Catalogue& cat, const ReportOptions& o) {
     }
     if (!api.is_null()) {
       const double be = break_even_output_tokens(rent, rates, ipo, hit);
-      cj["api_usd_per_output_token"] = (rates.output + ipo * (hit * rates.input_cache_hit + (1 - hit) * rates.input_cache_miss)) / 1e6;
+      cj["api_usd_per_output_token"] = api_usd_per_output_token(rates, ipo, hit);
       cj["break_even_output_tokens_per_month"] = std::isfinite(be) ? json(be) : json(nullptr);
       cj["break_even_output_tokens_per_day"] = std::isfinite(be) ? json(be / (hours_month / 24)) : json(nullptr);
     } else {
