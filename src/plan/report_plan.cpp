@@ -462,10 +462,12 @@ ReportPlan plan_report(const Catalogue& cat, const ReportOptions& o) {
     dep.kv_dtype = o.kv_dtype;
     dep.engine_version = s.engine_version;
     const LaunchPlan lp = make_launch_plan(dep, m, f.layout, f.gpus, f.nodes, g.gpus_per_node, context, f.utilization_used, f.max_num_seqs);
-    json cmds = json::array();
-    for (const auto& c : lp.nodes_cmd) cmds.push_back({{"rank", c.rank}, {"env", c.env}, {"argv", c.argv}});
-    d["launch"] = {{"script", emit_shell(lp)},    {"commands", cmds},  {"health_check", "curl -sf " + lp.health_url},
-                   {"ready_line", lp.ready_line}, {"notes", lp.notes}, {"error", lp.error}};
+    d["launch"] = {{"script", emit_shell(lp)},
+                   {"commands", launch_commands_json(lp)},
+                   {"health_check", "curl -sf " + lp.health_url},
+                   {"ready_line", lp.ready_line},
+                   {"notes", lp.notes},
+                   {"error", lp.error}};
   } else {
     d["launch"] = nullptr;
   }

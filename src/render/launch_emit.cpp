@@ -158,6 +158,12 @@ LaunchPlan make_launch_plan(const Deployment& d, const Model& m, const Layout& l
   return p;
 }
 
+nlohmann::json launch_commands_json(const LaunchPlan& p) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& c : p.nodes_cmd) j.push_back({{"rank", c.rank}, {"env", c.env}, {"argv", c.argv}});
+  return j;
+}
+
 std::string emit_shell(const LaunchPlan& p, int only_rank) {
   const Deployment& d = p.deployment;
   std::string s = "#!/usr/bin/env bash\n";
