@@ -4,6 +4,7 @@
 #include <cmath>
 #include <k3plan/catalogue.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/model_summary.hpp>
 #include <k3plan/params.hpp>
 
 #include "support.hpp"
@@ -126,4 +127,33 @@ TEST_CASE("zero, negative and NaN geometry are errors, not crashes") {
   CHECK_THROWS_AS(parse_model_yaml(head + "  hidden_size: 8\n  hidden_size: 9\n", "m.yaml"), InputError);
   CHECK_THROWS_AS(parse_model_yaml("id: [unclosed\n", "m.yaml"), InputError);
   CHECK_NOTHROW(parse_model_yaml(head + "  hidden_size: 8\n", "m.yaml"));
+}
+
+TEST_CASE("find_model_spec names a catalogue model or a model file and nothing else", "[catalogue]") {
+  const auto k = find_model_spec(k3plan_test::cat(), "kimi-k3");
+  REQUIRE(k);
+  CHECK(k->id == "kimi-k3");
+  CHECK_FALSE(find_model_spec(k3plan_test::cat(), "h100"));  // a GPU id: `show` looks it up next
+  const auto imported = find_model_spec(k3plan_test::cat(), std::string(K3PLAN_TEST_DATA) + "/Qwen--Qwen3-8B_config.json");
+  REQUIRE(imported);
+  CHECK(imported->num_layers() == 36);
+  CHECK_THROWS_AS(find_model_spec(k3plan_test::cat(), "no-such-dir/config.json"), InputError);
+}
+
+TEST_CASE("layer_summary counts the layers of each attention block", "[catalogue]") {
+  const Model& m = k3plan_test::cat().model("llama-3.1-8b");
+  CHECK(layer_summary(m) == "32 gqa");
+  const std::vector<int> counts = block_layer_counts(m);
+  REQUIRE(counts.size() == m.blocks.size());
+  int total = 0;
+  for (int c : counts) total += c;
+  CHECK(total == m.num_layers());
+  CHECK(shipped_precision(m) == m.default_precision);
+}
+
+TEST_CASE("figure_json carries the reason only for an assumed figure", "[catalogue]") {
+  CHECK(figure_json(Figure{80, "datasheet", false, ""}) == nlohmann::json{{"value", 80.0}, {"source", "datasheet"}});
+  const nlohmann::json a = figure_json(Figure{1.5, "seed", true, "no published value"});
+  CHECK(a["assumed"] == true);
+  CHECK(a["reason"] == "no published value");
 }

@@ -1,6 +1,7 @@
 // Rent vs API: the seed's figures come out of the calculator.
 #include <catch2/catch.hpp>
 #include <k3plan/cost.hpp>
+#include <k3plan/cost_plan.hpp>
 #include <k3plan/report_html.hpp>
 #include <nlohmann/json.hpp>
 
@@ -80,4 +81,62 @@ TEST_CASE("cost with no arguments prints the seed's rental table and the Kimi K3
   const auto t = k3plan_test::run({"cost", "--throughput", "952", "--gpus", "8", "-f", "json"});
   REQUIRE(t.code == 0);
   CHECK(nlohmann::json::parse(t.out)["tokens_per_s_per_usd_hour"].get<double>() == Approx(47.6));
+}
+
+TEST_CASE("the break-even table has the output-only row and the input mix with and without cache hits") {
+  const ApiRates k3{15.0, 3.0, 0.30};
+  const auto only = break_even_table(14400, k3, 0, 0.9, 30);
+  REQUIRE(only.size() == 1);
+  CHECK(only[0].kind == BreakEven::output_only);
+  CHECK(only[0].output_tokens_per_month == Approx(960e6));
+  CHECK(only[0].output_tokens_per_day == Approx(32e6));
+  const auto mix = break_even_table(14400, k3, 10, 0.9, 30);
+  REQUIRE(mix.size() == 3);
+  CHECK(mix[1].kind == BreakEven::input_mix);
+  CHECK(mix[1].cache_hit_fraction == 0.9);
+  CHECK(mix[2].kind == BreakEven::input_mix_no_cache);
+  CHECK(mix[2].cache_hit_fraction == 0);
+  for (const auto& b : mix) {
+    // at the break-even the API bill for that many output tokens (and their input) is the rent
+    const ApiBill bill = api_bill(k3, b.output_tokens_per_month, b.output_tokens_per_month * b.input_per_output, b.cache_hit_fraction);
+    CHECK(bill.total() == Approx(14400));
+    CHECK(b.output_tokens_per_month * api_usd_per_output_token(k3, b.input_per_output, b.cache_hit_fraction) == Approx(14400));
+    CHECK(b.output_tokens_per_day == Approx(b.output_tokens_per_month / 30));
+  }
+  CHECK(mix[1].output_tokens_per_month > mix[2].output_tokens_per_month);  // cached input is cheaper at the API
+  // a free API: renting never pays
+  CHECK(std::isinf(break_even_table(14400, ApiRates{}, 0, 0, 30)[0].output_tokens_per_month));
+}
+
+TEST_CASE("plan_cost: the seed's 8-GPU node unless -n is given and the rate from --rate then -g then the default") {
+  const Catalogue& cat = k3plan_test::cat();
+  CostOptions o;
+  const CostPlan seed = plan_cost(cat, o);
+  CHECK(seed.model.id == "kimi-k3");
+  REQUIRE(seed.scenarios.size() == 4);
+  CHECK(seed.base.gpus == 8);
+  CHECK(seed.base.hours_per_day == 24);
+  CHECK(seed.usd_per_gpu_hour == cat.prices().default_usd_per_gpu_hour.value);
+  CHECK(seed.break_even.size() == 1);
+  CHECK_FALSE(seed.bill);
+  CHECK(seed.flip_output_tokens_per_month == seed.break_even[0].output_tokens_per_month);
+
+  o.gpu = "h100";
+  CHECK(plan_cost(cat, o).usd_per_gpu_hour == cat.gpu("h100").price_usd_per_hour.value);
+  o.rate_usd_per_gpu_hour = 3.25;
+  o.gpus = 16;
+  o.output_tokens_per_month = 1e9;
+  o.input_tokens_per_month = 4e9;
+  o.cache_hit = 0.5;
+  const CostPlan p = plan_cost(cat, o);
+  CHECK(p.usd_per_gpu_hour == 3.25);
+  REQUIRE(p.scenarios.size() == 1);
+  CHECK(p.base.gpus == 16);
+  CHECK(p.rent_usd_per_month() == Approx(16 * 24 * p.days_per_month * 3.25));
+  CHECK(p.input_per_output == 4);
+  REQUIRE(p.break_even.size() == 3);
+  CHECK(p.flip_output_tokens_per_month == p.break_even[1].output_tokens_per_month);
+  REQUIRE(p.bill);
+  CHECK(p.bill->total() == Approx(p.bill->output_usd + p.bill->input_hit_usd + p.bill->input_miss_usd));
+  CHECK(p.bill->total() == Approx(1e9 * p.api_usd_per_output_token()));
 }

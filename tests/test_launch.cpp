@@ -226,3 +226,24 @@ TEST_CASE("without --head-address only the head-address flags expand HEAD_ADDR, 
     CHECK_FALSE(fs::exists("/tmp/k3plan-pwned-head"));
   }
 }
+
+TEST_CASE("launch scripts fit 100 columns: one flag per continuation line and still valid bash", "[launch]") {
+  TempDir tmp;
+  for (const char* file : {"examples/deploy/llama-70b-h100-vllm.yaml", "examples/deploy/kimi-k3-2x8-b200-sglang.yaml",
+                           "examples/deploy/kimi-k3-b300-sglang.yaml"}) {
+    INFO(file);
+    const auto res = k3plan_test::run({"launch", std::string(K3PLAN_SOURCE_DIR) + "/" + file});
+    REQUIRE(res.code == 0);
+    std::istringstream in(res.out);
+    std::string line;
+    int continued = 0;
+    while (std::getline(in, line)) {
+      CHECK(line.size() <= 100);
+      if (line.size() >= 2 && line.compare(line.size() - 2, 2, " \\") == 0) ++continued;
+    }
+    CHECK(continued >= 3);
+    const fs::path script = tmp.path() / "run.sh";
+    std::ofstream(script) << res.out;
+    CHECK(run_shell("bash -n " + script.string() + " 2>&1; echo rc=$?") == "rc=0\n");
+  }
+}

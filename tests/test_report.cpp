@@ -10,6 +10,7 @@
 #include <k3plan/error.hpp>
 #include <k3plan/perf_cmd.hpp>
 #include <k3plan/report_html.hpp>
+#include <k3plan/report_plan.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -374,4 +375,47 @@ TEST_CASE("report on one H100 with -n 1 matches fit -n 1, and bad input is a usa
   bad.out = (tmp.path / "no-such-dir" / "plan.html").string();
   CHECK_THROWS_AS(run_report(cat(), bad), InputError);
   CHECK_FALSE(fs::exists(tmp.path / "no-such-dir"));
+}
+
+TEST_CASE("plan_report ranks the candidates and writes no file", "[report]") {
+  TempDir tmp;
+  ReportOptions o;
+  o.model = "llama-3.1-70b";
+  o.gpus = {"h100", "b200", "mi300x"};
+  o.context = "32k";
+  o.users = 8;
+  o.out = (tmp.path / "plan.html").string();
+  o.svg_dir = (tmp.path / "svg").string();
+  const ReportPlan p = plan_report(cat(), o);
+  CHECK_FALSE(fs::exists(o.out));
+  CHECK_FALSE(fs::exists(o.svg_dir));
+  CHECK_FALSE(p.data.contains("files"));
+
+  // those that fit first, then by USD/hour; the recommendation is the first and the answer is its
+  REQUIRE(p.candidates.size() == 3);
+  CHECK(p.any_fit);
+  for (std::size_t i = 1; i < p.candidates.size(); ++i) {
+    const auto& a = p.candidates[i - 1];
+    const auto& b = p.candidates[i];
+    CHECK((a.fit.fits > b.fit.fits || (a.fit.fits == b.fit.fits && a.usd_per_hour <= b.usd_per_hour)));
+  }
+  const ReportCandidate& rec = p.recommended();
+  CHECK(p.data["answer"]["gpu"] == rec.gpu->id);
+  CHECK(p.data["answer"]["gpus"] == rec.fit.gpus);
+  CHECK(p.data["answer"]["usd_per_month"].get<double>() == rec.usd_per_month);
+  CHECK(rec.usd_per_hour == Approx(rec.fit.gpus * rec.usd_per_gpu_hour));
+  CHECK(rec.usd_per_month == Approx(rec.usd_per_hour * p.hours_per_month));
+  CHECK(p.data["assumptions"] == nlohmann::json(p.assumptions));
+  CHECK(p.context == 32768);
+
+  // the command writes what the plan computed, nothing else
+  const Report r = run_report(cat(), o);
+  for (const auto& [k, v] : p.data.items())
+    if (k != "generated") CHECK(r.data[k] == v);
+  CHECK(fs::exists(o.out));
+
+  // -o is checked before anything is computed
+  ReportOptions bad = o;
+  bad.out.clear();
+  CHECK_THROWS_AS(plan_report(cat(), bad), InputError);
 }

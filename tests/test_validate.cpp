@@ -2,7 +2,9 @@
 // show every band of data/validation/log-accuracy.yaml (which tests/test_validate_logs.cpp keeps in
 // step with the log corpus), in table and JSON form, and exit 0.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <k3plan/engine.hpp>
+#include <k3plan/log_check.hpp>
 #include <string>
 
 #include "support.hpp"
@@ -36,4 +38,50 @@ TEST_CASE("validate's table names both engines and the any-version rows in words
 TEST_CASE("validate's -m without --log is a usage error", "[validate]") {
   const auto res = k3plan_test::run({"validate", "-m", "llama-3.1-8b"});
   CHECK(res.code == 2);
+}
+
+TEST_CASE("check_start_up_log is what validate --log prints", "[validate]") {
+  const std::string path = std::string(K3PLAN_TEST_DATA) + "/logs/sglang/qwen3-0.6b-fp8-h100-tp1-v0.4.7.post1.log";
+  const std::string config = std::string(K3PLAN_TEST_DATA) + "/Qwen--Qwen3-0.6B_config.json";
+  LogCheckOptions o;
+  o.model = config;
+  o.gpu = "h100";
+  o.engine_version = "0.4.7.post1";
+  const LogCheck c = check_start_up_log(k3plan_test::cat(), k3plan_test::slurp(path), path, o);
+  CHECK(c.gpu.id == "h100");
+  CHECK(c.settings.engine == Engine::sglang);
+  CHECK(c.layout.tp == 1);
+  REQUIRE(c.logged_kv_tokens > 0);
+  CHECK(c.kv_tokens_error_pct == Approx((static_cast<double>(c.predicted_kv_tokens) - static_cast<double>(c.logged_kv_tokens)) /
+                                        static_cast<double>(c.logged_kv_tokens) * 100));
+  REQUIRE(!c.terms.empty());
+  if (c.explained_by >= 0) {  // the logged term with the largest effect on the pool
+    const LogTerm& x = c.terms[static_cast<std::size_t>(c.explained_by)];
+    CHECK(x.logged_bytes);
+    for (const auto& t : c.terms)
+      if (t.logged_bytes && t.term != "kv_pool") CHECK(std::abs(t.pool_effect_bytes) <= std::abs(x.pool_effect_bytes));
+  }
+
+  const auto res =
+      k3plan_test::run({"validate", "--log", path, "-m", config, "-g", "h100", "--engine-version", "0.4.7.post1", "--format", "json"});
+  REQUIRE(res.code == 0);
+  const auto j = nlohmann::json::parse(res.out);
+  CHECK(j["gpu"] == c.gpu.id);
+  CHECK(j["logged"]["kv_cache_tokens"] == c.logged_kv_tokens);
+  CHECK(j["predicted"]["kv_cache_tokens"] == c.predicted_kv_tokens);
+  CHECK(j["kv_cache_tokens_error_pct"].get<double>() == Approx(c.kv_tokens_error_pct));
+  CHECK(j["explained_by"] == (c.explained_by < 0 ? std::string() : c.terms[static_cast<std::size_t>(c.explained_by)].term));
+  CHECK(j["terms"].size() == c.terms.size());
+
+  // a log of the other engine than --engine says is refused with the file's name
+  o.engine = "vllm";
+  CHECK_THROWS_WITH(check_start_up_log(k3plan_test::cat(), k3plan_test::slurp(path), path, o), Catch::Contains("not vllm"));
+}
+
+TEST_CASE("gpu_from_log takes the longest GPU name a log line holds", "[validate]") {
+  EngineLog log;
+  log.lines = {"INFO 06-24 GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1234)", "loading weights"};
+  CHECK(gpu_from_log(k3plan_test::cat(), log) == "h100");
+  log.lines = {"no device named here"};
+  CHECK(gpu_from_log(k3plan_test::cat(), log).empty());
 }

@@ -245,8 +245,7 @@ void evaluate_fit(RuleContext& c) {
   if (!c.fit && d.engine == Engine::vllm && m.moe && d.layout_given && c.layout.ep == 1 && !d.where.count("parallel.ep") &&
       t.kind == InputKind::deployment && c.layout.tp * c.layout.dp > 1)
     c.layout.ep = c.layout.tp * c.layout.dp;
-  const Layout& l = c.layout;
-  c.s["layout"] = {{"tp", l.tp}, {"ep", l.ep}, {"dp", l.dp}, {"pp", l.pp}, {"dp_attention", l.dp_attention}, {"dcp", l.dcp}};
+  c.s["layout"] = layout_json(c.layout);
 }
 
 // Engine refusals are values with ids (engine.hpp Refusal): the id is the rule, the field says

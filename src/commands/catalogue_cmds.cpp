@@ -1,8 +1,7 @@
 // `k3plan models`, `k3plan gpus`, `k3plan show ID`.
-#include <filesystem>
 #include <k3plan/commands.hpp>
 #include <k3plan/error.hpp>
-#include <k3plan/hub.hpp>
+#include <k3plan/model_summary.hpp>
 #include <k3plan/params.hpp>
 #include <k3plan/units.hpp>
 #include <optional>
@@ -10,31 +9,6 @@
 #include "common.hpp"
 
 namespace k3plan {
-
-namespace {
-nlohmann::json figure_json(const Figure& f) {
-  nlohmann::json j = {{"value", f.value}, {"source", f.source}};
-  if (f.assumed) {
-    j["assumed"] = true;
-    j["reason"] = f.reason;
-  }
-  return j;
-}
-
-std::string layer_summary(const Model& m) {
-  std::vector<int> counts(m.blocks.size(), 0);
-  for (int l : m.layers) ++counts[static_cast<std::size_t>(l)];
-  std::vector<std::string> parts;
-  for (std::size_t i = 0; i < m.blocks.size(); ++i) {
-    const auto& b = m.blocks[i];
-    std::string kind = to_string(b.kind);
-    if (b.sliding_window > 0 && b.kind == AttnKind::gqa) kind = fmt::format("swa{}", b.sliding_window);
-    if (b.kind == AttnKind::compressed) kind = b.compress_ratio ? fmt::format("c{}", b.compress_ratio) : "swa";
-    parts.push_back(fmt::format("{} {}", counts[i], kind));
-  }
-  return fmt::format("{}", fmt::join(parts, " + "));
-}
-}  // namespace
 
 Report run_models(const Catalogue& cat) {
   Report r;
@@ -50,11 +24,8 @@ Report run_models(const Catalogue& cat) {
     std::string total = fmt_params(p.total), active = fmt_params(p.active);
     if (m.published_params_total) total += fmt::format(" [{}]", fmt_params(m.published_params_total->value));
     if (m.published_params_active) active += fmt::format(" [{}]", fmt_params(m.published_params_active->value));
-    std::string shipped = m.default_precision;
-    if (m.precision.count(ParamGroup::routed_experts) && m.precision.at(ParamGroup::routed_experts) != m.default_precision)
-      shipped += "+" + m.precision.at(ParamGroup::routed_experts) + " experts";
-    t.rows.push_back(
-        {m.id, m.name, layer_summary(m), total, active, shipped, fmt::format("{:.1f}", w.bytes / kGB), format_context(m.max_context)});
+    t.rows.push_back({m.id, m.name, layer_summary(m), total, active, shipped_precision(m), fmt::format("{:.1f}", w.bytes / kGB),
+                      format_context(m.max_context)});
     nlohmann::json j = {{"id", m.id},
                         {"name", m.name},
                         {"layers", m.num_layers()},
@@ -111,16 +82,8 @@ Report run_gpus(const Catalogue& cat) {
 Report run_show(const Catalogue& cat, const ShowOptions& o) {
   Report r;
   // whatever -m accepts: a catalogue id, a model YAML, a config.json, a model directory, a Hub id
-  std::optional<Model> imported;
-  const Model* mp = cat.find_model(o.id);
-  std::error_code ec;
-  if (!mp && (std::filesystem::exists(o.id, ec) || parse_hub_id(o.id) || o.id.find(".json") != std::string::npos ||
-              o.id.find(".yaml") != std::string::npos)) {
-    imported = resolve_model(cat, o.id);
-    mp = &*imported;
-  }
-  if (mp) {
-    const Model& m = *mp;
+  if (const std::optional<Model> found = find_model_spec(cat, o.id)) {
+    const Model& m = *found;
     const auto p = count_params(m);
     const auto w = weights_as_shipped(m, p);
     Table info{fmt::format("{} ({})", m.name, m.id), {"field", "value"}, {}, {false, false}};
@@ -160,8 +123,7 @@ Report run_show(const Catalogue& cat, const ShowOptions& o) {
                                                 m.engine.trust_remote_code ? "; --trust-remote-code" : "")});
     r.tables.push_back(info);
     Table blocks{"Attention blocks", {"block", "kind", "layers", "geometry"}, {}, {false, false, true, false}};
-    std::vector<int> counts(m.blocks.size(), 0);
-    for (int l : m.layers) ++counts[static_cast<std::size_t>(l)];
+    const std::vector<int> counts = block_layer_counts(m);
     for (std::size_t i = 0; i < m.blocks.size(); ++i) {
       const auto& b = m.blocks[i];
       std::string g;

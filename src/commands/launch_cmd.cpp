@@ -128,8 +128,6 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
   k.model_host_path = o.model_host_path;
   k.checkpoint_bytes = weights_as_shipped(df.model, count_params(df.model)).bytes;
   k.pod_weights_bytes = f.limiting.weights_bytes * std::min(df.gpus, df.gpu->gpus_per_node);
-  nlohmann::json jn = nlohmann::json::array();
-  for (const auto& c : plan.nodes_cmd) jn.push_back({{"rank", c.rank}, {"env", c.env}, {"argv", c.argv}});
   r.data = {{"emitted", true},
             {"model", df.model.id},
             {"gpu", df.gpu->id},
@@ -137,19 +135,13 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
             {"nodes", df.nodes},
             {"engine", to_string(d.engine)},
             {"engine_flags", plan.release.label()},
-            {"layout",
-             {{"tp", f.layout.tp},
-              {"ep", f.layout.ep},
-              {"dp", f.layout.dp},
-              {"pp", f.layout.pp},
-              {"dp_attention", f.layout.dp_attention},
-              {"dcp", f.layout.dcp}}},
+            {"layout", layout_json(f.layout)},
             {"context", df.context},
             {"memory_fraction", f.utilization_used},
             {"kv_cache_tokens", f.kv_cache_tokens},
             {"max_users", f.max_users},
             {"headroom", f.headroom},
-            {"commands", jn},
+            {"commands", launch_commands_json(plan)},
             {"health_check", "curl -sf " + plan.health_url},
             {"ready_line", plan.ready_line},
             {"warnings", f.warnings}};

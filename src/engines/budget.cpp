@@ -297,4 +297,26 @@ FitResult search_fit(const Model& m, const Gpu& gpu, const EngineSettings& s, st
   return last;
 }
 
+nlohmann::json budget_json(const RankBudget& b) {
+  return {{"stage", b.stage},
+          {"layers", b.layers},
+          {"capacity_bytes", b.capacity_bytes},
+          {"reserved_bytes", b.reserved_bytes},
+          {"weights_bytes", b.weights_bytes},
+          {"activation_bytes", b.activation_bytes},
+          {"overhead_bytes", b.overhead_bytes},
+          {"kv_pool_bytes", b.kv_pool_bytes},
+          {"state_pool_bytes", b.state_pool_bytes},
+          {"free_bytes", b.free_bytes},
+          {"kv_bytes_per_token", b.kv_bytes_per_token},
+          {"state_bytes_per_sequence", b.state_bytes_per_sequence},
+          {"bytes_per_sequence", b.bytes_per_sequence},
+          {"kv_tokens", b.kv_tokens},
+          {"reported_kv_tokens", b.reported_kv_tokens},
+          {"block_size", b.block_size},
+          {"kv_cache_groups", b.kv_groups},
+          {"state_slots", b.state_slots},
+          {"max_running_requests", b.running_cap}};
+}
+
 }  // namespace k3plan

@@ -28,9 +28,25 @@ struct ApiBill {
 
 ApiBill api_bill(const ApiRates& r, double output_tokens, double input_tokens, double cache_hit_fraction);
 
-// Monthly output tokens at which the rented cluster costs the same as the API, for a workload
-// with `input_per_output` input tokens per output token of which `cache_hit_fraction` hit the cache.
+// What one output token costs at the API for a workload with `input_per_output` input tokens per
+// output token of which `cache_hit_fraction` hit the cache (the output plus its share of input), USD.
+double api_usd_per_output_token(const ApiRates& r, double input_per_output, double cache_hit_fraction);
+
+// Monthly output tokens at which the rented cluster costs the same as the API, for that workload;
+// infinity when the API costs nothing per output token (renting never pays).
 double break_even_output_tokens(double rent_usd_per_month, const ApiRates& r, double input_per_output, double cache_hit_fraction);
+
+// The break-even table of `k3plan cost`: output only and, when the workload has input
+// (input_per_output > 0), its mix with `cache_hit_fraction` cached and with no cache hits.
+struct BreakEven {
+  enum Kind { output_only, input_mix, input_mix_no_cache } kind = output_only;
+  double input_per_output = 0;
+  double cache_hit_fraction = 0;
+  double output_tokens_per_month = 0;  // infinity = never
+  double output_tokens_per_day = 0;    // per month / days_per_month
+};
+std::vector<BreakEven> break_even_table(double rent_usd_per_month, const ApiRates& r, double input_per_output, double cache_hit_fraction,
+                                        double days_per_month);
 
 // tok/s per (USD/hour) for a cluster, and USD per million tokens (InferenceX definition:
 // USD_per_GPU_hour x 1e6 / (3600 x tok/s/GPU)), at an average utilisation in (0, 1].

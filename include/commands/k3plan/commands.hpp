@@ -3,7 +3,9 @@
 // every computation happens here, and each returns a Report (data + tables) to render.
 #include <cstdint>
 #include <k3plan/catalogue.hpp>
+#include <k3plan/cost_plan.hpp>
 #include <k3plan/report.hpp>
+#include <k3plan/report_plan.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,22 +72,10 @@ struct FitOptions {
 };
 Report run_fit(const Catalogue& cat, const FitOptions& o);
 
-struct CostOptions {
-  std::string model = "kimi-k3";
-  std::string gpu;
-  int gpus = 0;
-  std::optional<double> rate_usd_per_gpu_hour;
-  std::optional<double> hours_per_day;
-  std::optional<double> days;
-  std::optional<double> output_tokens_per_month;
-  std::optional<double> input_tokens_per_month;
-  std::optional<double> cache_hit;
-  std::optional<double> api_output, api_input, api_cache_hit;
-  std::optional<double> throughput_tok_s;
-  std::optional<double> download_gb_s;
-  std::optional<double> utilisation;
-  std::string svg_path;
-};
 Report run_cost(const Catalogue& cat, const CostOptions& o);
+
+// `k3plan report`: plan_report() (report_plan.hpp), then the charts, the page and the SVGs drawn
+// from its data and written atomically; Report::data carries every number the page shows.
+Report run_report(const Catalogue& cat, const ReportOptions& o);
 
 }  // namespace k3plan

@@ -4,6 +4,7 @@
 // Report.data = {"bands": [{"engine", "window", "kind", "logs", "median_abs_error_pct",
 // "max_abs_error_pct"}]}.
 #include <k3plan/catalogue.hpp>
+#include <k3plan/log_check.hpp>
 #include <k3plan/report.hpp>
 #include <string>
 
@@ -15,12 +16,8 @@ Report run_validate(const Catalogue& cat);
 // Report.data = {"engine", "engine_version", "model", "gpu", "layout", "logged": {...},
 // "predicted": {...}, "kv_cache_tokens_error", "terms": [{"term", "logged_bytes",
 // "predicted_bytes"}], ...}; a figure the log does not print is absent from "logged".
-struct ValidateLogOptions {
+struct ValidateLogOptions : LogCheckOptions {  // -m, -g, --engine, --engine-version
   std::string log_path;
-  std::string model;           // -m: overrides the log's model argument
-  std::string gpu;             // -g: when the log does not name the GPU
-  std::string engine;          // optional: must match the log
-  std::string engine_version;  // when the log does not print it (default: newest window)
 };
 Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o);
 

@@ -20,6 +20,7 @@
 #include <k3plan/kv.hpp>
 #include <k3plan/layout.hpp>
 #include <k3plan/model.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,8 @@ struct RankBudget {
     return reserved_bytes + weights_bytes + activation_bytes + overhead_bytes + kv_pool_bytes + state_pool_bytes + free_bytes;
   }
 };
+// The one JSON shape of a per-GPU budget (fit, perf, plan and report), units in the key names.
+nlohmann::json budget_json(const RankBudget& b);
 
 struct FitResult {
   std::string model, gpu;

@@ -9,6 +9,7 @@
 #include <k3plan/deploy.hpp>
 #include <k3plan/engine_flags.hpp>
 #include <k3plan/report.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,8 @@ LaunchPlan make_launch_plan(const Deployment& d, const Model& m, const Layout& l
                             std::int64_t context, double memory_fraction, std::int64_t max_num_seqs = 0);
 
 std::string emit_shell(const LaunchPlan& p, int only_rank = -1);  // -1 = one script taking the rank as $1
+// The one JSON shape of a plan's commands (launch --emit json, report): [{rank, env, argv}], head first.
+nlohmann::json launch_commands_json(const LaunchPlan& p);
 
 // What a LeaderWorkerSet needs beyond the commands.
 struct K8sSpec {

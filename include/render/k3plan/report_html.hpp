@@ -122,33 +122,12 @@ class Chart {
 // break-even marked (a standalone SVG drawn with svg::Chart).
 std::string cost_chart_svg(double rent_usd_per_month, double api_usd_per_output_token, const std::string& title);
 
-struct ReportOptions {
-  std::string model;
-  std::vector<std::string> gpus;  // -g; empty = every catalogue GPU
-  int gpu_count = 0;              // -n; 0 = the smallest count that fits
-  std::string context;            // empty = model maximum, capped at 32k (as fit)
-  std::int64_t users = 1;
-  std::string engine = "sglang";
-  std::string kv_dtype = "auto";
-  std::string out = "plan.html";                // the HTML file (written atomically)
-  std::string svg_dir;                          // also write each chart as DIR/<id>.svg
-  std::optional<double> rate_usd_per_gpu_hour;  // USD per GPU-hour for every candidate (default: each GPU's catalogue price)
-  std::optional<double> input_per_output;       // API bill: input tokens per output token (default 0)
-  std::optional<double> cache_hit;              // API bill: fraction of input tokens cached (default 0)
-  double isl = 1024, osl = 1024;                // Pareto sweep: request shape
-  std::string workload = "chat";                // which ITL target of data/perf/sla.yaml shades the SLA region
-};
-
 struct ReportChart {
   std::string id;       // file stem for --svg, element id on the page
   std::string heading;  // section heading
   std::string caption;  // how to read it
   std::string svg;
 };
-
-// Computes the plan (fit for every candidate GPU, KV curve, cost, launch, sources), builds the
-// charts and writes the page (and the SVGs); Report::data carries every number the page shows.
-Report run_report(const Catalogue& cat, const ReportOptions& o);
 
 // The page from the report data and the rendered charts (pure: no I/O).
 std::string render_report_html(const nlohmann::json& data, const std::vector<ReportChart>& charts);

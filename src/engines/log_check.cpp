@@ -1,0 +1,175 @@
+// `k3plan validate --log`'s comparison (log_check.hpp): the serving context a start-up log ran,
+// the fit budget for it and the engine model's reading of the log's memory lines, term by term.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <k3plan/ascii.hpp>
+#include <k3plan/deploy.hpp>
+#include <k3plan/engine_version.hpp>
+#include <k3plan/error.hpp>
+#include <k3plan/log_check.hpp>
+#include <k3plan/units.hpp>
+#include <sstream>
+
+namespace k3plan {
+
+namespace {
+
+// Arguments from a launch command, under the names the engine's own args line uses.
+void args_from_command(EngineLog& log) {
+  if (log.command.empty()) return;
+  std::vector<Finding> findings;
+  const Deployment d = parse_launch_command(log.command, log.origin, findings);
+  auto put = [&](const char* k, const std::string& v) { log.args.emplace(k, v); };
+  // the command's flags under the args-line names of the engine that runs it
+  const bool vllm = d.engine == Engine::vllm;  // exception (ARCHITECTURE.md): naming the other engine's args-line keys
+  if (!d.model_path.empty()) put(vllm ? "model" : "model_path", d.model_path);
+  put(vllm ? "tensor_parallel_size" : "tp_size", std::to_string(d.layout.tp));
+  put(vllm ? "pipeline_parallel_size" : "pp_size", std::to_string(d.layout.pp));
+  put(vllm ? "data_parallel_size" : "dp_size", std::to_string(d.layout.dp));
+  if (vllm && d.layout.ep > 1) put("enable_expert_parallel", "True");
+  if (!vllm && d.layout.ep > 1) put("ep_size", std::to_string(d.layout.ep));
+  if (d.layout.dp_attention) put("enable_dp_attention", "True");
+  if (d.layout.dcp > 1) put(vllm ? "decode_context_parallel_size" : "dcp_size", std::to_string(d.layout.dcp));
+  if (d.context > 0) put(vllm ? "max_model_len" : "context_length", std::to_string(d.context));
+  if (d.kv_dtype != "auto") put("kv_cache_dtype", d.kv_dtype);
+  if (d.gpu_memory_utilization) put("gpu_memory_utilization", fmt::format("{}", *d.gpu_memory_utilization));
+  if (d.mem_fraction_static) put("mem_fraction_static", fmt::format("{}", *d.mem_fraction_static));
+  if (d.chunked_prefill_size) put("chunked_prefill_size", std::to_string(*d.chunked_prefill_size));
+  if (d.max_num_batched_tokens) put("max_num_batched_tokens", std::to_string(*d.max_num_batched_tokens));
+  if (d.max_num_seqs) put(vllm ? "max_num_seqs" : "max_running_requests", std::to_string(*d.max_num_seqs));
+  if (d.cuda_graph_max_bs) put("cuda_graph_max_bs", std::to_string(*d.cuda_graph_max_bs));
+  // flags the deployment reader does not keep but the memory depends on
+  for (const char* flag : {"--cpu-offload-gb"}) {
+    const auto p = log.command.find(flag);
+    if (p == std::string::npos) continue;
+    std::istringstream in(log.command.substr(p + std::string(flag).size()));
+    std::string v;
+    in >> v;
+    if (!v.empty() && v[0] == '=') v.erase(0, 1);
+    put("cpu_offload_gb", v);
+  }
+  if (log.args_from.empty()) log.args_from = "launch command";
+}
+
+}  // namespace
+
+std::string gpu_from_log(const Catalogue& cat, const EngineLog& log) {
+  std::string best;
+  std::size_t best_len = 0;
+  std::vector<Gpu> all = cat.gpus();
+  all.insert(all.end(), cat.validation_gpus().begin(), cat.validation_gpus().end());
+  for (const auto& g : all) {
+    std::vector<std::string> names = g.aliases;
+    names.push_back(g.name);
+    for (const auto& n : names) {
+      if (n.size() < 6 || n.size() <= best_len) continue;
+      const std::string key = ascii_lower(n);
+      for (const auto& line : log.lines)
+        if (ascii_lower(line).find(key) != std::string::npos) {
+          best = g.id;
+          best_len = n.size();
+          break;
+        }
+    }
+  }
+  return best;
+}
+
+LogCheck check_start_up_log(const Catalogue& cat, const std::string& text, const std::string& origin, const LogCheckOptions& o) {
+  LogCheck c;
+  EngineLog& log = c.log;
+  log = parse_engine_log(text, origin);
+  if (!log.has("tensor_parallel_size") && !log.has("tp_size")) args_from_command(log);
+  const Engine e = *log.engine;
+  if (!o.engine.empty() && parse_engine(o.engine) != e)
+    throw InputError(fmt::format("{}: the log is from {}, not {}", origin, to_string(e), o.engine));
+  const std::string version = !o.engine_version.empty() ? o.engine_version : log.version;
+  const EngineModel* pick = &engine_model(e, version);
+  // a V0-engine start-up of a release that defaults to V1 (VLLM_USE_V1=0) follows the V0 rules
+  if (log.v0_engine && pick->version().profile != "v0")
+    for (const auto& v : engine_versions(e))
+      if (v.profile == "v0") pick = &engine_model(e, v.id);
+  c.engine = pick;
+  const EngineModel& em = *pick;
+
+  // the model: -m, else the log's model argument through the catalogue
+  const std::string logged_model = em.logged_model(log);
+  std::string spec = o.model;
+  if (spec.empty()) {
+    if (logged_model.empty()) throw InputError(fmt::format("{}: the log names no model (no arguments line); pass -m", origin));
+    const Model* found = cat.find_model(logged_model);
+    if (!found) {
+      const auto slash = logged_model.find_last_of('/');
+      if (slash != std::string::npos) found = cat.find_model(logged_model.substr(slash + 1));
+    }
+    if (!found)
+      throw InputError(
+          fmt::format("{}: model '{}' is not in the catalogue; pass -m with its config.json or a model YAML", origin, logged_model));
+    spec = found->id;
+  }
+  Model& m = c.model;
+  m = resolve_model(cat, spec);
+  // --dtype: the dtype the model runs in, which `auto` KV follows
+  const std::string dtype = log.arg("dtype", "auto");
+  if (dtype == "float32" || dtype == "float" || dtype == "fp32") m.dtype = "fp32";
+  if (dtype == "float16" || dtype == "half" || dtype == "fp16") m.dtype = "fp16";
+  if (dtype == "bfloat16" || dtype == "bf16") m.dtype = "bf16";
+
+  // --quantization fp8 on an unquantized checkpoint: the linear layers are quantized at load
+  // (per-tensor fp8; embeddings, head, norms and router stay in the model dtype)
+  const std::string quant = log.arg("quantization", "None");
+  if (quant == "fp8" || quant == "ptpc_fp8")
+    for (ParamGroup g :
+         {ParamGroup::attention, ParamGroup::dense_mlp, ParamGroup::shared_experts, ParamGroup::routed_experts, ParamGroup::latent_proj})
+      if (m.precision_of(g) == "bf16" || m.precision_of(g) == "fp16") m.precision[g] = "fp8";
+
+  // the GPU: -g, else a catalogue GPU the log names
+  std::string gpu_id = o.gpu.empty() ? gpu_from_log(cat, log) : o.gpu;
+  if (gpu_id.empty()) throw InputError(fmt::format("{}: the log does not name a catalogue GPU; pass -g", origin));
+  c.gpu = cat.validation_gpu(gpu_id);
+  const Gpu& gpu = c.gpu;
+
+  // the layout and the memory settings the engine ran with
+  Layout& l = c.layout;
+  EngineSettings& s = c.settings;
+  s.engine = e;
+  s.engine_version = em.version().id;
+  std::int64_t& context = c.context;
+  em.read_serving(log, m, l, s, context);
+  std::string kvd = log.arg("kv_cache_dtype", "auto");
+  if (kvd == "None" || kvd.empty()) kvd = "auto";
+  s.kv_dtype = kvd;
+  if (context <= 0) context = m.max_context;
+  context = std::min(context, m.max_context);
+
+  c.fit = evaluate_fit(m, gpu, l, s, context, 1);
+  const RankBudget& b = c.fit.limiting;
+  c.predicted_kv_tokens = b.reported_kv_tokens;  // what the engine prints (fill_stage sets it)
+
+  // the logged token count, as the engine printed it
+  const auto logged_kv = em.logged_kv_tokens(log, s.block_size);
+  if (!logged_kv)
+    throw InputError(
+        fmt::format("{}: no KV cache size in the log (expected 'GPU KV cache size: N tokens', '# GPU blocks: N', "
+                    "'max_total_num_tokens=N' or 'KV Cache is allocated. #tokens: N')",
+                    origin));
+  c.logged_kv_tokens = logged_kv->first;
+  c.logged_kv_from = logged_kv->second;
+
+  // term by term
+  c.terms = em.log_terms(log, b, c.fit.utilization_used);
+  for (std::size_t i = 0; i < c.terms.size(); ++i) {
+    const LogTerm& t = c.terms[i];
+    if (t.logged_bytes && t.term != "kv_pool" && std::abs(t.pool_effect_bytes) > 0.02 * kGiB &&
+        (c.explained_by < 0 ||
+         std::abs(t.pool_effect_bytes) > std::abs(c.terms[static_cast<std::size_t>(c.explained_by)].pool_effect_bytes)))
+      c.explained_by = static_cast<int>(i);
+  }
+  c.kv_tokens_error_pct = (static_cast<double>(c.predicted_kv_tokens) - static_cast<double>(c.logged_kv_tokens)) /
+                          std::max<double>(1.0, static_cast<double>(c.logged_kv_tokens)) * 100.0;
+  return c;
+}
+
+}  // namespace k3plan
