@@ -218,3 +218,13 @@ TEST_CASE("Qwen3-Omni nests the language model under thinker_config and counts i
   for (const auto& a : m.assumptions) generic = generic || a.reason.find("unrecognised architecture") != std::string::npos;
   CHECK(!generic);
 }
+
+TEST_CASE("vLLM's RoPE caches grow with linear scaling and Gemma 3 holds a second one for its sliding layers") {
+  // linear_scaling_rope.py: max_position_embeddings x factor rows for the global layers (131,072 x 8),
+  // plus the unscaled local rope of the sliding layers (models/gemma3.py)
+  CHECK(load("google--gemma-3-4b-it_config.json").rope_cache_positions == 131072 * 8 + 131072);
+  CHECK(load("google--gemma-3-27b-it_config.json").rope_cache_positions == 131072 * 8 + 131072);
+  // Llama 3 scaling and YaRN keep one cache of max_position_embeddings rows (0 = that default)
+  CHECK(load("meta-llama--Llama-3.1-8B-Instruct_config.json").rope_cache_positions == 0);
+  CHECK(load("deepseek-ai--DeepSeek-V3_config.json").rope_cache_positions == 0);
+}

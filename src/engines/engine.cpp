@@ -143,9 +143,11 @@ double EngineModel::stage_weights_bytes(const Model& m, const Gpu& gpu, const La
   // --mm-encoder-tp-mode weights, the default), else whole on every rank
   const double dtype_bytes = model_dtype_bytes(m);
   if (has_embed && m.vision_params > 0) bytes += m.vision_params * dtype_bytes / (vision_sharded() ? attn_tp : 1);
-  // RoPE cos/sin cache, one per rank, sized by the model's max_position_embeddings (not the
-  // context asked for) in the model dtype: vllm/model_executor/layers/rotary_embedding
-  if (has_embed && rope_cache_in_weights()) bytes += static_cast<double>(m.max_context) * rotary_dim(m) * dtype_bytes;
+  // RoPE cos/sin caches, on every rank, sized by the model's max_position_embeddings (not the
+  // context asked for; x the factor of linear scaling, one per distinct rope: Model::
+  // rope_cache_positions) in the model dtype: vllm/model_executor/layers/rotary_embedding
+  const double rope_positions = static_cast<double>(m.rope_cache_positions > 0 ? m.rope_cache_positions : m.max_context);
+  if (has_embed && rope_cache_in_weights()) bytes += rope_positions * rotary_dim(m) * dtype_bytes;
   return bytes;
 }
 

@@ -107,6 +107,10 @@ struct Model {
   std::int64_t vocab_size = 0;
   bool tie_word_embeddings = false;
   std::int64_t max_context = 0;
+  // positions of the RoPE cos/sin caches vLLM builds, summed over the model's distinct rotary
+  // embeddings (linear / dynamic scaling: max_position_embeddings x factor; Gemma 3's local layers
+  // one more cache); 0 = one cache of max_context positions
+  std::int64_t rope_cache_positions = 0;
   std::string dtype = "bf16";
   std::int64_t dense_intermediate_size = 0;
   bool gated_mlp = true;  // gate, up, down (SwiGLU); false = up, down (Nemotron-H relu^2)
