@@ -522,6 +522,9 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
   for (auto& ch : m.id) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   m.name = m.id;
   m.hf_repo = repo;
+  if (top.has("architectures") && top.j["architectures"].is_array() && !top.j["architectures"].empty() &&
+      top.j["architectures"][0].is_string())
+    m.architecture = top.j["architectures"][0].get<std::string>();
   if (!fam_rule)
     add_assumption(m.assumptions,
                    {m.id + " architecture", fmt::format("unrecognised architecture: generic decoder assumptions (architectures '{}', "

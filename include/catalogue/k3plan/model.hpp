@@ -96,7 +96,8 @@ struct Model {
   std::string hf_repo;
   std::string source;
   std::string date;
-  std::string origin;  // where it was loaded from (embedded path, file path)
+  std::string origin;        // where it was loaded from (embedded path, file path)
+  std::string architecture;  // config.json architectures[0] ("" for catalogue YAML models)
 
   std::optional<Figure> published_params_total;
   std::optional<Figure> published_params_active;
