@@ -138,7 +138,7 @@ TEST_CASE("an engine release maps to the window that covers it, and an unknown o
   CHECK(engine_model(Engine::vllm, "v0.9.2").version().id == "0.9.1");
   CHECK(engine_model(Engine::sglang, "0.5.8.post1").version().id == "0.5.3");
   // SGLang's reserved-by-GPU-class default landed between the 0.4.7 and 0.4.7.post1 bumps
-  CHECK(engine_model(Engine::sglang, "0.4.7").version().id == "0.4.6");
+  CHECK(engine_model(Engine::sglang, "0.4.7").version().id == "0.4.7");
   CHECK(engine_model(Engine::sglang, "0.4.7.post1").version().id == "0.4.8");
   CHECK(engine_model(Engine::sglang, "0.4.6.post5").version().id == "0.4.6");
   CHECK(engine_model(Engine::sglang, "main").version().id == "main");
@@ -236,4 +236,25 @@ TEST_CASE("an expert-parallel degree above TP on an fp8-block model is refused, 
   huge.pp = 65536;
   huge.dp = 65536;
   CHECK_FALSE(layout_refusals(cat().model("deepseek-v3"), cat().gpu("h200"), Engine::vllm, huge).empty());
+}
+
+TEST_CASE("SGLang 0.4.6 puts the whole DeepSeek V3 shared expert on every rank and 0.4.7 its TP share") {
+  // models/deepseek_v2.py @ v0.4.6.post2: n_share_experts_fusion = tp_size on compute capability
+  // >= 9.0 clones the shared expert into the TP-split MoE; v0.4.7 fuses one expert
+  const Model m =
+      import_hf_config(k3plan_test::slurp(k3plan_test::fs::path(K3PLAN_TEST_DATA) / "deepseek-ai--DeepSeek-V3_config.json"), "v3.json");
+  Layout l;
+  l.tp = 8;
+  l.ep = 1;
+  EngineSettings s;
+  s.engine = Engine::sglang;
+  Gpu sm80 = cat().gpu("h100");
+  sm80.compute_capability = 8.0;
+  auto weights = [&](const char* version, const Gpu& gpu) {
+    return engine_model(Engine::sglang, version).stage_weights_bytes(m, gpu, l, s, 0, m.num_layers(), true, true);
+  };
+  const double whole_minus_share = 3.0 * 7168 * 2048 * 58 * 7 / 8;  // fp8 bytes, block scales aside
+  CHECK(weights("0.4.6.post2", cat().gpu("h100")) - weights("0.4.7", cat().gpu("h100")) == Approx(whole_minus_share).epsilon(0.001));
+  CHECK(weights("0.4.6.post2", cat().gpu("mi300x")) - weights("0.4.7", cat().gpu("mi300x")) == Approx(whole_minus_share).epsilon(0.001));
+  CHECK(weights("0.4.6.post2", sm80) == Approx(weights("0.4.7", sm80)));  // below SM90: no fusion
 }

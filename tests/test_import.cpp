@@ -349,3 +349,13 @@ TEST_CASE("MiMo-7B's MTP layer holds norms, input_proj and one Qwen2 layer, no e
   CHECK(ds.mtp_own_embeddings);
   CHECK(count_params(ds).mtp == Approx(14e9).epsilon(0.05));
 }
+
+TEST_CASE("vLLM's RoPE caches grow with linear scaling and Gemma 3 holds a second one for its sliding layers") {
+  // linear_scaling_rope.py: max_position_embeddings x factor rows for the global layers (131,072 x 8),
+  // plus the unscaled local rope of the sliding layers (models/gemma3.py)
+  CHECK(load("google--gemma-3-4b-it_config.json").rope_cache_positions == 131072 * 8 + 131072);
+  CHECK(load("google--gemma-3-27b-it_config.json").rope_cache_positions == 131072 * 8 + 131072);
+  // Llama 3 scaling and YaRN keep one cache of max_position_embeddings rows (0 = that default)
+  CHECK(load("meta-llama--Llama-3.1-8B-Instruct_config.json").rope_cache_positions == 0);
+  CHECK(load("deepseek-ai--DeepSeek-V3_config.json").rope_cache_positions == 0);
+}

@@ -97,6 +97,7 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
                 "mamba_slots_per_request",
                 "mamba_extra_buffer",
                 "latent_moe_replicated",
+                "shared_experts_cloned",
                 "dsa_fp8_656",
                 "vlm_mem_fraction_adjust",
                 "context_tp1_gib",
@@ -159,6 +160,7 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
   v.mamba_slots_per_request = static_cast<int>(r.integer(n, "mamba_slots_per_request", ctx, false, v.mamba_slots_per_request, 1, 64));
   v.mamba_extra_buffer = r.boolean(n, "mamba_extra_buffer", ctx, v.mamba_extra_buffer);
   v.latent_moe_replicated = r.boolean(n, "latent_moe_replicated", ctx, v.latent_moe_replicated);
+  v.shared_experts_cloned = r.boolean(n, "shared_experts_cloned", ctx, v.shared_experts_cloned);
   v.dsa_fp8_656 = r.boolean(n, "dsa_fp8_656", ctx, v.dsa_fp8_656);
   v.vlm_mem_fraction_adjust = r.boolean(n, "vlm_mem_fraction_adjust", ctx, v.vlm_mem_fraction_adjust);
   v.context_tp1_gib = r.number(n, "context_tp1_gib", ctx, false, v.context_tp1_gib, 0, 64);

@@ -529,6 +529,9 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
   m.id = ascii_lower(m.id);
   m.name = m.id;
   m.hf_repo = repo;
+  if (top.has("architectures") && top.j["architectures"].is_array() && !top.j["architectures"].empty() &&
+      top.j["architectures"][0].is_string())
+    m.architecture = top.j["architectures"][0].get<std::string>();
   if (!fam_rule)
     add_assumption(m.assumptions,
                    {m.id + " architecture", fmt::format("unrecognised architecture: generic decoder assumptions (architectures '{}', "
@@ -550,6 +553,33 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
   m.max_context = c.integer(
       {"max_position_embeddings", "max_sequence_length", "seq_length", "model_max_length", "max_position_embedding", "max_seq_len"}, 0,
       true);
+  // vLLM's RoPE caches (model_executor/layers/rotary_embedding @ v0.19.0, the same since v0.8):
+  // get_rope builds one cos/sin cache per distinct (head size, max position, rope parameters);
+  // LinearScalingRotaryEmbedding and DynamicNTKScalingRotaryEmbedding size it
+  // max_position_embeddings x factor (linear_scaling_rope.py _compute_cos_sin_cache), YaRN
+  // original_max_position_embeddings x factor (= max_position_embeddings in the configs seen),
+  // the others max_position_embeddings. Gemma 3 (models/gemma3.py Gemma3Attention) gives its
+  // sliding layers a second, unscaled rope (rope_local_base_freq).
+  {
+    const json* rs = nullptr;
+    for (const char* k : {"rope_scaling", "rope_parameters"})
+      if (c.has(k) && c.j[k].is_object()) {
+        rs = &c.j[k];
+        break;
+      }
+    if (rs && rs->contains("full_attention") && (*rs)["full_attention"].is_object()) rs = &(*rs)["full_attention"];
+    double factor = 1;
+    if (rs) {
+      const Cfg r{*rs, origin};
+      std::string type = r.str("rope_type");
+      if (type.empty()) type = r.str("type");
+      if ((type == "linear" || type == "dynamic") && r.has("factor") && (*rs)["factor"].is_number())
+        factor = std::max(1.0, (*rs)["factor"].get<double>());
+    }
+    const auto global = static_cast<std::int64_t>(std::floor(static_cast<double>(m.max_context) * factor));
+    const bool local_rope = fam == Family::gemma3 && c.has("layer_types");
+    if (factor != 1 || local_rope) m.rope_cache_positions = global + (local_rope ? m.max_context : 0);
+  }
   const int layers = as_int(c.integer({"num_hidden_layers", "n_layer", "num_layers"}, 0, true));
   if (layers <= 0 || layers > 10000) throw InputError(fmt::format("{}: field 'num_hidden_layers': {} is out of range", origin, layers));
   const int heads = as_int(c.integer({"num_attention_heads", "n_head"}, 0, true));

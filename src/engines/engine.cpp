@@ -109,6 +109,7 @@ double EngineModel::stage_weights_bytes(const Model& m, const Gpu& gpu, const La
   std::optional<EngineVersion::Pad> pad;
   if (m.moe && m.precision_of(ParamGroup::routed_experts) == "mxfp4" && (uniform.empty() || uniform == "mxfp4")) pad = mxfp4_moe_pad(gpu);
   auto round_up = [](double x, int k) { return std::ceil(x / k) * k; };
+  const bool shared_whole = m.moe && shared_experts_whole(m, gpu);
   for (int i = first; i < last; ++i) {
     const auto& b = m.blocks[static_cast<std::size_t>(m.layers[static_cast<std::size_t>(i)])];
     const double all = attention_params(m, b), rep = attention_replicated_params(m, b);
@@ -126,7 +127,7 @@ double EngineModel::stage_weights_bytes(const Model& m, const Gpu& gpu, const La
       } else {
         add(ParamGroup::routed_experts, 3 * in * static_cast<double>(e.expert_intermediate_size) * e.routed_experts / group);
       }
-      add(ParamGroup::shared_experts, 3 * h * static_cast<double>(e.shared_intermediate_size) / tp);
+      add(ParamGroup::shared_experts, 3 * h * static_cast<double>(e.shared_intermediate_size) / (shared_whole ? 1 : tp));
       add(ParamGroup::router, h * e.routed_experts + e.routed_experts);
       // LatentMoE down/up projections between hidden and latent width: ReplicatedLinear in the
       // engines that say so (SGLang models/kimi_k3.py), else split by TP.
@@ -143,9 +144,11 @@ double EngineModel::stage_weights_bytes(const Model& m, const Gpu& gpu, const La
   // --mm-encoder-tp-mode weights, the default), else whole on every rank
   const double dtype_bytes = model_dtype_bytes(m);
   if (has_embed && m.vision_params > 0) bytes += m.vision_params * dtype_bytes / (vision_sharded() ? attn_tp : 1);
-  // RoPE cos/sin cache, one per rank, sized by the model's max_position_embeddings (not the
-  // context asked for) in the model dtype: vllm/model_executor/layers/rotary_embedding
-  if (has_embed && rope_cache_in_weights()) bytes += static_cast<double>(m.max_context) * rotary_dim(m) * dtype_bytes;
+  // RoPE cos/sin caches, on every rank, sized by the model's max_position_embeddings (not the
+  // context asked for; x the factor of linear scaling, one per distinct rope: Model::
+  // rope_cache_positions) in the model dtype: vllm/model_executor/layers/rotary_embedding
+  const double rope_positions = static_cast<double>(m.rope_cache_positions > 0 ? m.rope_cache_positions : m.max_context);
+  if (has_embed && rope_cache_in_weights()) bytes += rope_positions * rotary_dim(m) * dtype_bytes;
   return bytes;
 }
 

@@ -430,6 +430,18 @@ class Sglang final : public EngineModel {
 
  protected:
   bool latent_proj_replicated() const override { return version().latent_moe_replicated; }
+  // Shared-experts fusion as 0.4.6-0.4.6.post5 do it (python/sglang/srt/models/deepseek_v2.py
+  // DeepseekV3ForCausalLM.determine_n_share_experts_fusion and load_weights @ v0.4.6.post2,
+  // 9858113c3; on by default from d9dd52985, PR #5571, until 81964328b, PR #6736, set it to
+  // n_shared_experts): n_share_experts_fusion = tp_size when torch.cuda.get_device_capability()
+  // >= (9, 0) (ROCm gfx942 / gfx950 report 9.4 / 9.5), the architecture is
+  // DeepseekV3ForCausalLM with 256 routed experts and DeepEP is off; load_weights then clones the
+  // shared expert tp_size times into the fused MoE (256 + tp_size experts), each clone TP-split,
+  // so every rank holds the whole shared expert
+  bool shared_experts_whole(const Model& m, const Gpu& gpu) const override {
+    return version().shared_experts_cloned && m.architecture == "DeepseekV3ForCausalLM" && m.moe && m.moe->routed_experts == 256 &&
+           m.moe->shared_intermediate_size > 0 && (on_rocm(gpu) || gpu.compute_capability >= 9.0);
+  }
 };
 
 }  // namespace

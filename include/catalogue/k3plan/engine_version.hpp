@@ -56,6 +56,7 @@ struct EngineVersion {
   int mamba_slots_per_request = 3;         // radix cache on: state slots one running request holds (base)
   bool mamba_extra_buffer = true;          // 0.5.8+: auto strategy = extra_buffer (+2 slots with the overlap scheduler)
   bool latent_moe_replicated = true;       // LatentMoE up/down projections are ReplicatedLinear (bf16)
+  bool shared_experts_cloned = false;      // 0.4.6-0.4.6.post5: DeepSeek V3's shared expert cloned tp_size times into the MoE
   bool dsa_fp8_656 = true;                 // 0.5.9+: fp8 DSA cell is 656 B/layer on CUDA (576 before, and on HIP)
   bool vlm_mem_fraction_adjust = true;     // adjust_mem_fraction_for_vlm
   // memory used before the weights load (CUDA context, NCCL, custom all-reduce), GiB, by TP size

@@ -102,6 +102,7 @@ struct Model {
   // the local directory an engine loads when the model came from a config.json on disk (the
   // directory given, or the config file's directory); empty for catalogue and Hub models
   std::string local_path;
+  std::string architecture;  // config.json architectures[0] ("" for catalogue YAML models)
 
   std::optional<Figure> published_params_total;
   std::optional<Figure> published_params_active;
@@ -112,6 +113,10 @@ struct Model {
   std::int64_t vocab_size = 0;
   bool tie_word_embeddings = false;
   std::int64_t max_context = 0;
+  // positions of the RoPE cos/sin caches vLLM builds, summed over the model's distinct rotary
+  // embeddings (linear / dynamic scaling: max_position_embeddings x factor; Gemma 3's local layers
+  // one more cache); 0 = one cache of max_context positions
+  std::int64_t rope_cache_positions = 0;
   std::string dtype = "bf16";
   std::int64_t dense_intermediate_size = 0;
   bool gated_mlp = true;  // gate, up, down (SwiGLU); false = up, down (Nemotron-H relu^2)

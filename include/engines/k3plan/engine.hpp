@@ -138,6 +138,8 @@ class EngineModel {
 
  protected:
   virtual bool latent_proj_replicated() const { return false; }
+  // the whole shared expert on every rank (not its 1/TP share)
+  virtual bool shared_experts_whole(const Model&, const Gpu&) const { return false; }
   virtual bool rope_cache_in_weights() const { return false; }
   virtual bool vision_sharded() const { return false; }
 
