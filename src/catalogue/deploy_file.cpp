@@ -36,6 +36,15 @@ std::string shell_quote(const std::string& s) {
   return o + "'";
 }
 
+std::string shell_word(const std::string& s) {
+  if (s.empty()) return "''";
+  for (const char c : s)
+    if (!(ascii_is_alnum(c) || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == ',' || c == '+' || c == '@' || c == '%' ||
+          c == '='))
+      return shell_quote(s);
+  return s;
+}
+
 std::string yaml_quote(const std::string& s) {
   std::string o = "\"";
   for (const char ch : s) {

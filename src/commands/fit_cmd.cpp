@@ -19,14 +19,6 @@ namespace k3plan {
 
 namespace {
 
-// A model path as a shell word: bare when plain, else single-quoted.
-std::string shell_quote_if_needed(const std::string& p) {
-  for (const char c : p) {
-    if (!(ascii_is_alnum(c) || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == '+' || c == '@')) return shell_quote(p);
-  }
-  return p.empty() ? "''" : p;
-}
-
 // "prog --a 1 --b 2" as lines of one shell command: the program, then one "--flag value" per line,
 // each but the last ending in " \\" (flags as serve_args() wrote them, already quoted).
 // The launch command as a multi-line shell command: one flag (with its value) per line.
@@ -197,7 +189,7 @@ void fit_summary(Report& r, const FitResult& f, const std::vector<FitAlternative
       {"headroom", f.headroom >= 0 ? fmt::format("{:.1f}% of the KV/state pool free at the requested load", f.headroom * 100) : "-"});
   r.tables.push_back(s);
   // the launch commands as shell lines that stay copyable at any terminal width
-  const std::string path = shell_quote_if_needed(serve_model_path(m, spec));
+  const std::string path = shell_word(serve_model_path(m, spec));
   r.notes.push_back("SGLang:");
   for (const auto& l : shell_lines("python3 -m sglang.launch_server --model-path " + path, f.sglang_args)) r.notes.push_back(l);
   r.notes.push_back("vLLM:");

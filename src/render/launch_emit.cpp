@@ -64,18 +64,6 @@ std::string comment_lines(const std::string& prefix, const std::string& s) {
   return out + line + "\n";
 }
 
-// Plain words stay bare for readability; anything else is single-quoted.
-std::string shell_word(const std::string& s) {
-  if (s.empty()) return "''";
-  for (const char c : s) {
-    if (!(ascii_is_alnum(c) || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == ',' || c == '+' || c == '@' || c == '%' ||
-          c == '='))
-      return shell_quote(s);
-  }
-  return s;
-}
-
-
 // A double-quoted YAML scalar holding exactly `s`, written in printable ASCII: '"' and '\'
 // escaped, every other byte outside 0x20-0x7e as \xXX / \uXXXX / \UXXXXXXXX (YAML 1.2 7.3.1).
 // `kubelet`: the value sits in command/args/env, where the kubelet expands $(VAR): '$' -> "$$".

@@ -69,6 +69,9 @@ Deployment parse_launch_command(const std::string& text, const std::string& orig
 
 // Quoting for generated shell and YAML: the result is inert whatever the input holds.
 std::string shell_quote(const std::string& s);
+// The same word bare when it is plain (ASCII letters, digits and _ - . / : , + @ % =), else
+// shell_quote'd: readable commands, still inert.
+std::string shell_word(const std::string& s);
 std::string yaml_quote(const std::string& s);
 
 }  // namespace k3plan
