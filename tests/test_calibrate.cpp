@@ -88,6 +88,24 @@ TEST_CASE("a GPU whose family has no calibration gets derived factors marked unc
   CHECK(own.calibrated_on == "mi325x");
 }
 
+TEST_CASE("derived factors come from an entry of the row's precision where one exists and FP4 runs at BF16 peak without FP4 cores") {
+  // a CDNA4 entry keyed to fp4 beside the `any` one: an fp4 target takes it, an fp8 target never does
+  const std::string text = efficiency_without_cdna3() +
+                           "  - family: amd-cdna4\n    engine: sglang\n    precision: fp4\n    gpu: mi355x\n    rows: 1\n"
+                           "    source: \"test entry\"\n    hbm: 0.5\n";
+  const EfficiencyTable t = parse_efficiency(text, "efficiency.yaml");
+  const Gpu& mi325x = cat().gpu("mi325x");
+  const PerfEfficiency any = t.lookup(cat().gpu("mi355x"), "sglang", "fp8");
+  CHECK(derive_factors(t, cat().gpus(), mi325x, "sglang", "amd-cdna3", "fp4").hbm == Approx(0.5));
+  CHECK(derive_factors(t, cat().gpus(), mi325x, "sglang", "amd-cdna3", "fp8").hbm == Approx(any.hbm));
+  CHECK(factors_for(t, cat().gpus(), mi325x, "sglang", "fp4").hbm == Approx(0.5));
+  // MI325X (CDNA3) has no FP4 matrix cores: mxfp4 experts are dequantised and multiplied at the BF16
+  // peak; MI355X (CDNA4) runs them natively at its FP4 peak; FP8 natively on both
+  CHECK(gemm_tflops(mi325x, "mxfp4") == Approx(mi325x.tflops_bf16.value));
+  CHECK(gemm_tflops(mi325x, "fp8-block") == Approx(mi325x.tflops_fp8.value));
+  CHECK(gemm_tflops(cat().gpu("mi355x"), "mxfp4") == Approx(cat().gpu("mi355x").tflops_fp4.value));
+}
+
 TEST_CASE("perf prints an UNCALIBRATED line and the leave-one-family-out band for a GPU without its own calibration") {
   k3plan_test::TempDir dir;
   const std::string file = (dir.path() / "eff.yaml").string();
