@@ -197,10 +197,16 @@ TEST_CASE("perf-validate: leave-one-family-out beside in-sample for every family
   // every row's in-sample factors are its own family's (none borrowed)
   for (const auto& x : r.data["rows"]) CHECK(x["calibrated"].get<bool>());
   // regression guards at what is reached today (the issue's target is 20% for every family; the
-  // NVIDIA families reach it, CDNA3 <-> CDNA4 do not: see docs/perf-validation.md)
+  // NVIDIA families reach it, CDNA3 <-> CDNA4 do not: see docs/perf-validation.md, issue 16)
   CHECK(fam["nvidia-hopper/sglang"]["unseen_tput_median_ape_pct"].get<double>() < 20);
   CHECK(fam["nvidia-blackwell/sglang"]["unseen_tpot_median_ape_pct"].get<double>() < 20);
   CHECK(fam["amd-cdna3/sglang"]["tput_median_ape_pct"].get<double>() < 10);
+  // AMD after issue 16 (older software windows excluded): 48% / 29% for CDNA3 from CDNA4, 27% / 45%
+  // for CDNA4 SGLang from CDNA3; the excluded MI325X run is not among the scored rows
+  CHECK(fam["amd-cdna3/sglang"]["rows"].get<int>() == 10);
+  CHECK(fam["amd-cdna3/sglang"]["unseen_tput_median_ape_pct"].get<double>() < 50);
+  CHECK(fam["amd-cdna4/sglang"]["unseen_tput_median_ape_pct"].get<double>() < 30);
+  CHECK(fam["amd-cdna4/sglang"]["unseen_tpot_median_ape_pct"].get<double>() < 50);
 }
 
 TEST_CASE("the published bands are current: their leave-one-family-out rows are what validation computes now") {
