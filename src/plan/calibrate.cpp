@@ -154,16 +154,23 @@ double datasheet_distance(const Gpu& a, const Gpu& b) {
 }  // namespace
 
 PerfEfficiency derive_factors(const EfficiencyTable& t, const std::vector<Gpu>& gpus, const Gpu& target, const std::string& engine,
-                              const std::string& exclude_family) {
+                              const std::string& exclude_family, const std::string& precision) {
   const PerfEfficiency* near = nullptr;
   const Gpu* ref = nullptr;
   double best = 1e300;
+  // as in EfficiencyTable::lookup: an entry keyed to another precision never applies, and one keyed
+  // to this precision is preferred over an `any` one (the fraction of an FP8 roofline an engine
+  // reaches need not be the fraction of an FP4 one); among those, the nearest by datasheet
+  int best_match = -1;
   for (const auto& e : t.entries) {
     if (e.family == exclude_family || e.engine != engine || e.calibrated_on.empty()) continue;
+    if (e.precision != "any" && e.precision != precision) continue;
+    const int match = e.precision != "any" ? 1 : 0;
     const auto it = std::find_if(gpus.begin(), gpus.end(), [&](const Gpu& g) { return g.id == e.calibrated_on; });
     if (it == gpus.end()) continue;
     const double dist = datasheet_distance(target, *it);
-    if (dist < best) {
+    if (match > best_match || (match == best_match && dist < best)) {
+      best_match = match;
       best = dist;
       near = &e;
       ref = &*it;
@@ -196,7 +203,7 @@ PerfEfficiency factors_for(const EfficiencyTable& t, const std::vector<Gpu>& gpu
   bool any = false;
   for (const auto& e : t.entries) any = any || (e.engine == engine && !e.calibrated_on.empty());
   if (!any) eng = "sglang";
-  PerfEfficiency d = derive_factors(t, gpus, gpu, eng, fam.empty() ? "-" : fam);
+  PerfEfficiency d = derive_factors(t, gpus, gpu, eng, fam.empty() ? "-" : fam, precision);
   if (eng != engine)
     d.assumptions.insert(d.assumptions.begin(), fmt::format("perf factors: no calibrated {} entry: sglang's used", engine));
   return d;

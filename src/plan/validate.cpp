@@ -41,12 +41,13 @@ PerfValidation validate_perf(const Catalogue& cat) {
     out.ape_tpot = in.ape_tpot;
     out.ape_ttft = in.ape_ttft;
     // leave-one-family-out: the engine's entries of every other family (each fitted on its own
-    // family's rows only), the nearest by datasheet; sglang's when no other family has this engine
+    // family's rows only) that apply at the row's precision, the nearest by datasheet; sglang's when
+    // no other family has this engine
     PerfEfficiency unseen;
     try {
-      unseen = derive_factors(table, cat.gpus(), *x.gpu, row.engine, out.family);
+      unseen = derive_factors(table, cat.gpus(), *x.gpu, row.engine, out.family, row.precision);
     } catch (const InputError&) {
-      unseen = derive_factors(table, cat.gpus(), *x.gpu, "sglang", out.family);
+      unseen = derive_factors(table, cat.gpus(), *x.gpu, "sglang", out.family, row.precision);
     }
     const RowScore u = score_row(set, x, unseen);
     out.pred_unseen = u.pred;

@@ -36,10 +36,11 @@ PerfEfficiency fit_factors(const CalibrationSet& set, const std::vector<std::siz
                            double* objective = nullptr);
 
 // Factors for `target` from the calibrated entry (for `engine`) whose reference GPU is nearest by
-// datasheet (vendor, HBM bandwidth, BF16 and FP8 peaks), skipping `exclude_family`; marked
-// uncalibrated with an assumption line naming the source.
+// datasheet (vendor, HBM bandwidth, BF16 and FP8 peaks), skipping `exclude_family` and entries keyed
+// to a precision other than `precision` (an entry keyed to `precision` wins over an `any` one);
+// marked uncalibrated with an assumption line naming the source.
 PerfEfficiency derive_factors(const EfficiencyTable& t, const std::vector<Gpu>& gpus, const Gpu& target, const std::string& engine,
-                              const std::string& exclude_family);
+                              const std::string& exclude_family, const std::string& precision = "");
 // The table's own factors when the GPU's family is calibrated, else derived ones. `precision` is
 // the weight precision key of the entries (precision_key()).
 PerfEfficiency factors_for(const EfficiencyTable& t, const std::vector<Gpu>& gpus, const Gpu& gpu, const std::string& engine,
