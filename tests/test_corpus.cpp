@@ -220,3 +220,61 @@ TEST_CASE("engine commands load the config directory the user gave, never the co
   CHECK(l.out.find("vllm serve " + t.str() + " ") != std::string::npos);
   CHECK(l.out.find("/opt/zhiyu_hf_ckpts") == std::string::npos);
 }
+
+TEST_CASE("Laguna counts each layer's query heads and output gate and caches the sliding layers within their window") {
+  // poolside Laguna XS.2 (transformers models/laguna/modeling_laguna.py): 10 full-attention layers
+  // of 48 query heads, 30 sliding-window layers of 64, all with 8 K/V heads x 128; a per-head
+  // softplus gate g_proj (2048 -> heads); layer 0 a dense MLP of 8,192, layers 1-39 256 experts of
+  // 512 (top 8) + one shared expert of 512 + router and correction bias. Counted by hand from that
+  // code (the q/k norms, 2 x 128 per layer, are left out as for every q/k-norm model)
+  const std::string file = std::string(K3PLAN_TEST_DATA) + "/aiconfigurator/history/poolside--Laguna-XS.2-FP8_config.json";
+  const Run w = run({"weights", "-m", file, "--format", "json", "-p", "bf16"});
+  INFO(w.err);
+  REQUIRE(w.code == 0);
+  const auto j = nlohmann::json::parse(w.out);
+  const double h = 2048, hd = 128, kv = 8, vocab = 100352;
+  auto attn = [&](double heads) { return 2 * h * heads * hd + 2 * h * kv * hd + h * heads; };
+  const double attention = 10 * attn(48) + 30 * attn(64);
+  const double expert = 3 * h * 512, moe_fixed = expert + h * 256 + 256;  // shared expert, router + bias
+  const double common = attention + 40 * 2 * h + h + vocab * h;          // + norms, final norm, LM head
+  CHECK(j["params_total"].get<double>() == Approx(common + vocab * h + 3 * h * 8192 + 39 * (256 * expert + moe_fixed)).epsilon(1e-9));
+  CHECK(j["params_active"].get<double>() == Approx(common + 3 * h * 8192 + 39 * (8 * expert + moe_fixed)).epsilon(1e-9));
+  for (const auto& a : j["assumptions"]) CHECK(a.get<std::string>().find("mlp_only_layers") == std::string::npos);
+
+  const Run r = run({"kv", "-m", file, "--format", "json", "-c", "8k"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  std::map<std::string, nlohmann::json> b;
+  const auto kvj = nlohmann::json::parse(r.out);
+  for (const auto& x : kvj["layers"]) b[x["block"].get<std::string>()] = x;
+  REQUIRE(b.size() == 2);
+  CHECK(b["full"]["count"] == 10);
+  CHECK(b["sliding"]["count"] == 30);
+  CHECK(b["sliding"]["window_tokens"] == 512);
+  // the query heads differ, the cache per token does not: 8 K/V heads x 128 on every layer
+  CHECK(b["sliding"]["window_bytes_per_token"].get<double>() / 30 == b["full"]["bytes_per_token"].get<double>() / 10);
+
+  const Run s = run({"show", file});
+  INFO(s.err);
+  REQUIRE(s.code == 0);
+  CHECK(s.out.find("48 q heads, 8 kv heads x 128, gate per head") != std::string::npos);
+  CHECK(s.out.find("64 q heads, 8 kv heads x 128, window 512, gate per head") != std::string::npos);
+}
+
+TEST_CASE("Laguna config fields out of shape are located input errors") {
+  TempDir dir;
+  auto cfg = nlohmann::json::parse(slurp(fs::path(K3PLAN_TEST_DATA) / "aiconfigurator/history/poolside--Laguna-XS.2-FP8_config.json"));
+  auto bad = [&](const char* field, const nlohmann::json& v) {
+    auto c = cfg;
+    c[field] = v;
+    const fs::path f = dir.path() / "config.json";
+    std::ofstream(f) << c.dump();
+    const Run r = run({"weights", "-m", f.string()});
+    INFO(field << ": " << r.out << r.err);
+    CHECK(r.code != 0);
+    CHECK(r.err.find(field) != std::string::npos);
+  };
+  bad("num_attention_heads_per_layer", nlohmann::json::array({48, 64}));
+  bad("mlp_layer_types", nlohmann::json::array({"dense"}));
+  bad("gating", "per-channel");
+}

@@ -26,6 +26,7 @@ double attention_params(const Model& m, const AttentionBlock& b) {
       double p = qproj + h * kv + h * vdim + vo * h;
       if (b.qkv_bias) p += q + kv + vdim + h;
       if (b.sinks) p += b.num_heads;
+      p += h * b.num_heads * b.output_gate_width;  // Laguna g_proj (no bias)
       return p;
     }
     case AttnKind::mla: {

@@ -282,6 +282,7 @@ enum class Family {
   step3,        // StepFun Step-3 (MFA): vllm/model_executor/models/step3_text.py (see the attention rules below)
   mimo,         // Xiaomi MiMo-7B (MiMoForCausalLM: Qwen2 geometry + num_nextn_predict_layers MTP; remote-code modeling_mimo.py)
   mimo_v2,      // MiMo-V2-Flash: models/mimo_v2_flash/modeling_mimo_v2_flash.py (hybrid SWA/global, swa_* heads, sinks)
+  laguna,       // Poolside Laguna: models/laguna/modeling_laguna.py (per-layer heads, g_proj gate; see the rules below)
 };
 
 struct FamilyRule {
@@ -326,6 +327,7 @@ const std::vector<FamilyRule>& family_table() {
       {Family::step3, "Step-3", {"Step3VL*", "Step3vForConditionalGeneration", "Step3TextForCausalLM"}, {"step3_vl", "step3_text"}},
       {Family::mimo, "MiMo", {"MiMoForCausalLM"}, {"mimo"}},
       {Family::mimo_v2, "MiMo-V2-Flash", {"MiMoV2*"}, {"mimo_v2_flash", "mimo_v2"}},
+      {Family::laguna, "Laguna", {"LagunaForCausalLM"}, {"laguna"}},
   };
   return t;
 }
@@ -513,6 +515,70 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
       }
     }
   }
+  // Poolside Laguna (LagunaForCausalLM / laguna), from transformers
+  // src/transformers/models/laguna/modeling_laguna.py (huggingface/transformers commit
+  // 0205eec1d869591488aa74eda3f2da23610c28d9: LagunaAttention, LagunaSparseMoeBlock,
+  // LagunaDecoderLayer, and configuration_laguna.py's __post_init__ defaults), the cache as vLLM
+  // vllm/model_executor/models/laguna.py allocates it (vllm-project/vllm commit
+  // 038481da3a60c77e68feeacc4929d63e12bc08c8):
+  //  - layer i has num_attention_heads_per_layer[i] query heads (default num_attention_heads) and
+  //    always num_key_value_heads K/V heads of head_dim: q_proj / o_proj widths change per layer,
+  //    the KV cache per token does not;
+  //  - g_proj (hidden -> heads, no bias, for gating true or "per-head"; hidden -> heads x head_dim
+  //    for "per-element"; none for gating false) gates the attention output with softplus;
+  //  - mlp_layer_types[i] "dense": LagunaMLP of intermediate_size, "sparse": LagunaSparseMoeBlock
+  //    (num_experts routed experts of moe_intermediate_size, a sigmoid router with
+  //    e_score_correction_bias, one shared expert of shared_expert_intermediate_size); without the
+  //    list layer 0 is dense (vLLM's LagunaConfig: mlp_only_layers [0], decoder_sparse_step 1);
+  //  - layer_types (default: every layer full_attention): the sliding_attention layers attend and
+  //    are cached within sliding_window (vLLM per_layer_sliding_window; the model clears
+  //    cache_config.sliding_window so the full layers keep every token); a sink per head on them
+  //    with swa_attention_sink_enabled.
+  std::vector<int> laguna_heads;
+  std::vector<bool> laguna_dense;
+  if (fam == Family::laguna) {
+    const long long nl =
+        tj.contains("num_hidden_layers") && tj["num_hidden_layers"].is_number_integer() ? tj["num_hidden_layers"].get<long long>() : 0;
+    const int n = nl > 0 && nl <= 10000 ? static_cast<int>(nl) : 0;  // out of range: refused below
+    if (n > 0) {
+      if (!tj.contains("layer_types")) tj["layer_types"] = std::vector<std::string>(static_cast<std::size_t>(n), "full_attention");
+      if (tj.contains("num_attention_heads_per_layer") && !tj["num_attention_heads_per_layer"].is_null()) {
+        const auto& v = tj["num_attention_heads_per_layer"];
+        if (!v.is_array() || v.size() != static_cast<std::size_t>(n))
+          throw InputError(fmt::format("{}: field 'num_attention_heads_per_layer': expected {} head counts, one per layer", origin, n));
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          if (!v[i].is_number_integer() || v[i].get<long long>() <= 0 || v[i].get<long long>() > 1000000)
+            throw InputError(fmt::format("{}: field 'num_attention_heads_per_layer[{}]': expected a positive head count", origin, i));
+          laguna_heads.push_back(v[i].get<int>());
+        }
+      }
+      laguna_dense.assign(static_cast<std::size_t>(n), false);
+      if (tj.contains("mlp_layer_types") && !tj["mlp_layer_types"].is_null()) {
+        const auto& v = tj["mlp_layer_types"];
+        if (!v.is_array() || v.size() != static_cast<std::size_t>(n))
+          throw InputError(fmt::format("{}: field 'mlp_layer_types': expected {} entries, one per layer", origin, n));
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          const std::string t = v[i].is_string() ? v[i].get<std::string>() : "";
+          if (t != "dense" && t != "sparse")
+            throw InputError(fmt::format("{}: field 'mlp_layer_types[{}]': expected \"dense\" or \"sparse\"", origin, i));
+          laguna_dense[i] = t == "dense";
+        }
+      } else {
+        std::vector<long long> only = {0};
+        if (tj.contains("mlp_only_layers") && tj["mlp_only_layers"].is_array()) {
+          only.clear();
+          for (const auto& x : tj["mlp_only_layers"])
+            if (x.is_number_integer()) only.push_back(x.get<long long>());
+        }
+        for (long long i : only)
+          if (i >= 0 && i < n) laguna_dense[static_cast<std::size_t>(i)] = true;
+        const long long step =
+            tj.contains("decoder_sparse_step") && tj["decoder_sparse_step"].is_number_integer() ? tj["decoder_sparse_step"].get<long long>() : 1;
+        for (int i = 0; i < n; ++i)
+          if (step > 1 && (i + 1) % step != 0) laguna_dense[static_cast<std::size_t>(i)] = true;
+      }
+    }
+  }
   const Cfg c{tj, origin};
   const Cfg top{root, origin};
   Model m;
@@ -612,7 +678,7 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     else if (e.shared_intermediate_size > 0 && e.shared_experts == 0)
       e.shared_experts = 1;
     e.first_dense_layers = as_int(c.integer({"first_k_dense_replace", "first_dense_layers"}, 0));
-    if (c.has("mlp_only_layers") && c.j["mlp_only_layers"].is_array() && !c.j["mlp_only_layers"].empty())
+    if (fam != Family::laguna && c.has("mlp_only_layers") && c.j["mlp_only_layers"].is_array() && !c.j["mlp_only_layers"].empty())
       add_assumption(m.assumptions, {m.id + " mlp_only_layers", "non-leading dense layers counted as MoE"});
     e.latent_size = as_int(c.integer({"routed_expert_hidden_size", "moe_latent_size"}, 0));
     if (stepfun && (c.has("moe_layers_enum") || !c.has("first_k_dense_replace"))) {
@@ -657,6 +723,13 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     if (fam == Family::mimo_v2 && mimo_dense_layers >= 0) {
       e.first_dense_layers = mimo_dense_layers;
       if (mimo_dense_inside) add_assumption(m.assumptions, {m.id + " moe_layer_freq", "non-leading dense layers counted as MoE"});
+    }
+    if (fam == Family::laguna && !laguna_dense.empty()) {
+      // LagunaDecoderLayer: the dense layers (mlp_layer_types, see above) anywhere in the stack
+      e.first_dense_layers = 0;
+      while (e.first_dense_layers < layers && laguna_dense[static_cast<std::size_t>(e.first_dense_layers)]) ++e.first_dense_layers;
+      for (int i = e.first_dense_layers; i < layers; ++i)
+        if (laguna_dense[static_cast<std::size_t>(i)]) e.dense_layers.push_back(i);
     }
     if (fam == Family::gemma4) {
       // Gemma4TextDecoderLayer with enable_moe_block: every layer runs its dense MLP
@@ -747,6 +820,23 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     other.num_heads = as_int(o.integer({"num_attention_heads"}, heads));
     other.num_kv_heads = as_int(o.integer({"num_attention_groups"}, kv_heads));
     other.head_dim = other.v_head_dim = as_int(o.integer({"head_dim"}, head_dim));
+  } else if (fam == Family::laguna) {
+    // LagunaAttention: the softplus output gate g_proj (per head unless gating is "per-element")
+    std::string gating = "per-head";
+    if (c.has("gating")) {
+      const auto& g = c.j["gating"];
+      if (g.is_boolean())
+        gating = g.get<bool>() ? "per-head" : "none";
+      else if (g.is_string())
+        gating = g.get<std::string>();
+      else if (!g.is_null())
+        throw InputError(fmt::format("{}: field 'gating': expected true, false, \"per-head\" or \"per-element\"", origin));
+    }
+    if (gating != "per-head" && gating != "per-element" && gating != "none")
+      throw InputError(fmt::format("{}: field 'gating': '{}' is not true, false, \"per-head\" or \"per-element\"", origin, gating));
+    full.output_gate_width = gating == "per-head" ? 1 : gating == "per-element" ? head_dim : 0;
+    swa = full;
+    swa.sinks = c.boolean("swa_attention_sink_enabled", false);
   } else if (fam == Family::mimo_v2) {
     // MiMoV2FlashAttention: sliding layers have their own head counts and dimensions (swa_*),
     // v_head_dim differs from the q/k head_dim, and a learnable sink per head where
@@ -765,6 +855,15 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
       if (blocks[i].name == b.name) return static_cast<int>(i);
     blocks.push_back(std::move(b));
     return static_cast<int>(blocks.size() - 1);
+  };
+  // Laguna: layer i's own query-head count; a layer kind whose layers differ in it gets one block
+  // per count ("sliding", then "sliding_96h", ...)
+  auto layer_heads = [&](AttentionBlock b, int i) {
+    if (laguna_heads.empty()) return b;
+    b.num_heads = laguna_heads[static_cast<std::size_t>(i)];
+    for (const auto& x : blocks)
+      if (x.name == b.name && x.num_heads != b.num_heads) b.name = fmt::format("{}_{}h", b.name, b.num_heads);
+    return b;
   };
 
   // Gated DeltaNet (Qwen3-Next, Qwen3.5): linear_* fields
@@ -938,11 +1037,11 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
         AttentionBlock b = swa;
         b.name = "sliding";
         b.sliding_window = as_int(c.integer({"sliding_window"}, 0, true));
-        per_layer[static_cast<std::size_t>(i)] = add_block(b);
+        per_layer[static_cast<std::size_t>(i)] = add_block(layer_heads(b, i));
       } else if (t == "linear_attention") {
         per_layer[static_cast<std::size_t>(i)] = add_block(gated_deltanet());
       } else if (t == "full_attention" || t == "attention" || t == "deepseek_sparse_attention" || t == "global_attention") {
-        per_layer[static_cast<std::size_t>(i)] = add_block(full);
+        per_layer[static_cast<std::size_t>(i)] = add_block(layer_heads(full, i));
       } else {
         throw InputError(fmt::format("{}: field 'layer_types[{}]': unknown layer type '{}'", origin, i, t));
       }

@@ -129,9 +129,12 @@ Report run_show(const Catalogue& cat, const ShowOptions& o) {
       std::string g;
       switch (b.kind) {
         case AttnKind::gqa:
-          g = fmt::format("{} q heads{}, {} kv heads x {}{}", b.num_heads,
+          g = fmt::format("{} q heads{}, {} kv heads x {}{}{}", b.num_heads,
                           b.q_lora_rank ? fmt::format(" (low-rank q {})", b.q_lora_rank) : "", b.num_kv_heads, b.head_dim,
-                          b.sliding_window ? fmt::format(", window {}", b.sliding_window) : "");
+                          b.sliding_window ? fmt::format(", window {}", b.sliding_window) : "",
+                          b.output_gate_width == 1   ? ", gate per head"
+                          : b.output_gate_width > 1 ? ", gate per element"
+                                                    : "");
           break;
         case AttnKind::mla:
           g = fmt::format("{} heads, q_lora {}, kv_lora {} + rope {}{}{}", b.num_heads, b.q_lora_rank, b.kv_lora_rank, b.qk_rope_head_dim,

@@ -38,6 +38,9 @@ struct AttentionBlock {
   int qk_nope_head_dim = 0;
   int qk_rope_head_dim = 0;
   bool output_gate = false;
+  // gqa: an output gate projected from the layer input, output_gate_width outputs per head
+  // (Laguna g_proj: 1 = one softplus gate per head broadcast over head_dim, head_dim = per element)
+  int output_gate_width = 0;
   int indexer_heads = 0;  // DeepSeek sparse attention (V3.2) / V4 lightning indexer
   int indexer_head_dim = 0;
   // kda / gdn / mamba2
