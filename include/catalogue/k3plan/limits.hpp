@@ -18,6 +18,6 @@ inline constexpr int kMaxLayers = 4096;                     // what-if layers (k
 inline constexpr int kMaxHeads = 65536;                     // what-if KV heads, head dimension
 inline constexpr std::size_t kMaxInputBytes = 64u << 20;    // any one text input file (64 MiB)
 inline constexpr std::size_t kMaxLogBytes = 256u << 20;     // an engine start-up log (256 MiB)
-inline constexpr std::size_t kMaxYamlNodes = 1'000'000;     // YAML nodes after alias expansion
+inline constexpr std::size_t kMaxYamlNodes = 250'000;       // YAML nodes after alias expansion (the largest data file, sglang-flags.yaml, has ~13,300)
 
 }  // namespace k3plan::limits
