@@ -85,3 +85,65 @@ TEST_CASE("gpu_from_log takes the longest GPU name a log line holds", "[validate
   log.lines = {"no device named here"};
   CHECK(gpu_from_log(k3plan_test::cat(), log).empty());
 }
+
+TEST_CASE("a log that names no GPU but prints its total memory takes the catalogue GPU of that capacity", "[validate]") {
+  std::string why;
+  EngineLog log;
+  log.total_bytes = 139.72 * 1073741824.0;  // vLLM V0 "total_gpu_memory=139.72GiB"
+  CHECK(gpu_from_engine_total(k3plan_test::cat(), log, why) == "h200");
+  CHECK_THAT(why, Catch::Contains("139.72 GiB") && Catch::Contains("h200"));
+  // parts whose totals the log cannot tell apart (L4 and A10G 22518 MiB, A10 22516): the closest
+  // is taken and the others are named
+  log.total_bytes = 21.99 * 1073741824.0;
+  const std::string small = gpu_from_engine_total(k3plan_test::cat(), log, why);
+  CHECK((small == "l4" || small == "a10g" || small == "a10"));
+  CHECK_THAT(why, Catch::Contains("also matches"));
+
+  // vLLM V1 prints the total in its DEBUG "worker init memory snapshot" line
+  const std::string v1 = std::string(K3PLAN_TEST_DATA) + "/logs/vllm/gemma2-27b-it-h100-tp1-v0190.log";
+  const EngineLog parsed = parse_engine_log(k3plan_test::slurp(v1), v1);
+  REQUIRE(parsed.total_bytes);
+  CHECK(*parsed.total_bytes / 1073741824.0 == Approx(79.19));
+  // 79.19 GiB = 81091 MiB: H100 / H800 (81090) and both A100 80GB (81051, 81039) are within the
+  // tolerance and their capacities differ by more than the log's 0.01 GiB step: ambiguous
+  CHECK(gpu_from_engine_total(k3plan_test::cat(), parsed, why).empty());
+
+  // end to end: the V0 log of 8 x 141 GB cards runs without -g, and says what it assumed
+  const std::string path = std::string(K3PLAN_TEST_DATA) + "/logs/vllm/llama31-70b-instruct-141gb-tp8-v064post1.log";
+  const std::string config = std::string(K3PLAN_TEST_DATA) + "/meta-llama--Meta-Llama-3.1-70B_config.json";
+  const auto res = k3plan_test::run({"validate", "--log", path, "-m", config, "--format", "json"});
+  REQUIRE(res.code == 0);
+  const auto j = nlohmann::json::parse(res.out);
+  CHECK(j["gpu"] == "h200");
+  REQUIRE(!j["assumptions"].empty());
+  CHECK_THAT(j["assumptions"][0].get<std::string>(), Catch::StartsWith("GPU inferred from the logged total memory 139.72 GiB: h200"));
+  const auto text = k3plan_test::run({"validate", "--log", path, "-m", config, "--assumptions"});
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("GPU inferred from the logged total memory 139.72 GiB"));
+  // -g still wins, and then nothing is inferred
+  const auto named = k3plan_test::run({"validate", "--log", path, "-m", config, "-g", "h20", "--format", "json"});
+  REQUIRE(named.code == 0);
+  const auto jn = nlohmann::json::parse(named.out);
+  CHECK(jn["gpu"] == "h20");
+  for (const auto& a : jn["assumptions"]) CHECK_THAT(a.get<std::string>(), !Catch::Contains("GPU inferred"));
+}
+
+TEST_CASE("a logged total that matches no catalogue GPU or parts of different capacity leaves the GPU to -g", "[validate]") {
+  std::string why;
+  EngineLog log;
+  CHECK(gpu_from_engine_total(k3plan_test::cat(), log, why).empty());  // no total printed
+  log.total_bytes = 50.0 * 1073741824.0;                               // no such card
+  CHECK(gpu_from_engine_total(k3plan_test::cat(), log, why).empty());
+  CHECK(why.empty());
+  // 79.17 GiB = 81070 MiB: within the tolerance of H100 / H800 (81090) and both A100 80GB (81051,
+  // 81039), whose capacities differ by more than the log's 0.01 GiB step
+  log.total_bytes = 79.17 * 1073741824.0;
+  CHECK(gpu_from_engine_total(k3plan_test::cat(), log, why).empty());
+
+  // end to end: the V0 log of 16 GB Turing cards (14.56 GiB, no such catalogue GPU) is refused as before
+  const std::string path = std::string(K3PLAN_TEST_DATA) + "/logs/vllm/gemma3-27b-it-16gb-x8-tp8-v082-v0engine.log";
+  const std::string config = std::string(K3PLAN_TEST_DATA) + "/google--gemma-3-27b-it_config.json";
+  const auto res = k3plan_test::run({"validate", "--log", path, "-m", config});
+  CHECK(res.code == 2);
+  CHECK_THAT(res.err, Catch::Contains("does not name a catalogue GPU; pass -g"));
+}

@@ -308,6 +308,13 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
       if (peak && log.weights_bytes) set_once(log.activation_bytes, std::optional<double>(*peak - *log.weights_bytes));
       vllm = true;
     }
+    // V1 DEBUG "worker init memory snapshot: torch_peak=..., free_memory=X GiB, total_memory=Y GiB, ..."
+    // (vllm/v1/worker/gpu_worker.py logs MemorySnapshot's repr, vllm/utils/mem_utils.py at v0.19.0
+    // 2a69949b: total_memory = the total of current_platform.mem_get_info)
+    if (t.find("memory snapshot") != std::string::npos && t.find("total_memory=") != std::string::npos) {
+      set_once(log.total_bytes, gib_after(t, "total_memory"));
+      vllm = true;
+    }
     if (t.find("the current vLLM instance can use total_gpu_memory") != std::string::npos) {
       set_once(log.total_bytes, gib_after(t, "total_gpu_memory"));
       vllm = true;

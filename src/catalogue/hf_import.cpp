@@ -265,6 +265,7 @@ enum class Family {
   qwen2,       // Qwen2 / Qwen2.5: models/qwen2/configuration_qwen2.py
   qwen2_vl,    // Qwen2-VL / Qwen2.5-VL: models/qwen2_5_vl/configuration_qwen2_5_vl.py
   qwen3,       // models/qwen3/configuration_qwen3.py
+  qwen2_moe,   // Qwen1.5-MoE / Qwen2-MoE: models/qwen2_moe/configuration_qwen2_moe.py (shared expert of shared_expert_intermediate_size)
   qwen3_moe,   // models/qwen3_moe/configuration_qwen3_moe.py
   qwen3_next,  // models/qwen3_next/configuration_qwen3_next.py
   qwen3_5,     // Qwen3.5 / 3.6 (dense and MoE, text_config + vision_config)
@@ -310,6 +311,7 @@ const std::vector<FamilyRule>& family_table() {
       {Family::qwen3_vl, "Qwen3-VL", {"Qwen3VL*"}, {"qwen3_vl", "qwen3_vl_moe", "qwen3_vl_text", "qwen3_vl_moe_text"}},
       {Family::qwen3_next, "Qwen3-Next", {"Qwen3Next*"}, {"qwen3_next"}},
       {Family::qwen3_5, "Qwen3.5", {"Qwen3_5*"}, {"qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"}},
+      {Family::qwen2_moe, "Qwen1.5-MoE / Qwen2-MoE", {"Qwen2MoeForCausalLM"}, {"qwen2_moe"}},
       {Family::qwen3_moe, "Qwen3-MoE", {"Qwen3MoeForCausalLM"}, {"qwen3_moe"}},
       {Family::qwen3, "Qwen3", {"Qwen3ForCausalLM"}, {"qwen3"}},
       {Family::glm4_moe, "GLM 4.5 / 4.6 / 4.7", {"Glm4Moe*"}, {"glm4_moe", "glm4_moe_lite"}},

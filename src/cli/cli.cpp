@@ -231,7 +231,9 @@ void define_validate(CLI::App& sub, Cli& cli) {
   auto o = std::make_shared<ValidateLogOptions>();
   file(cli, sub.add_option("--log", o->log_path, "A vLLM or SGLang start-up log: compare it with the plan, term by term"));
   model_option(sub, cli, o->model, false, "With --log: the model (catalogue id, config.json, model YAML) when the log's is unknown");
-  sub.add_option("-g,--gpu", o->gpu, "With --log: the GPU when the log does not name it");
+  sub.add_option(
+      "-g,--gpu", o->gpu,
+      "With --log: the GPU when the log does not name it (else the catalogue GPU of the total memory it prints, listed as an assumption)");
   choice(cli, sub.add_option("--engine", o->engine, "With --log: sglang or vllm (checked against the log)"), kEngines);
   sub.add_option("--engine-version", o->engine_version, "With --log: engine release when the log does not print it");
   output_options(sub, cli);

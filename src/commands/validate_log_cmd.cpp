@@ -30,6 +30,8 @@ Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o) {
   const std::vector<LogTerm>& terms = c.terms;
   const LogTerm* culprit = c.explained_by < 0 ? nullptr : &terms[static_cast<std::size_t>(c.explained_by)];
   const double err = c.kv_tokens_error_pct;
+  std::vector<std::string> assumptions = c.assumptions;  // the comparison's own first, then the plan's
+  assumptions.insert(assumptions.end(), f.assumptions.begin(), f.assumptions.end());
   Report r;
   nlohmann::json logged = nlohmann::json::object(), predicted = nlohmann::json::object(), jterms = nlohmann::json::array();
   logged["kv_cache_tokens"] = c.logged_kv_tokens;
@@ -74,7 +76,7 @@ Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o) {
             {"explained_by", culprit ? culprit->term : ""},
             {"terms", jterms},
             {"fit_reasons", f.reasons},
-            {"assumptions", f.assumptions}};
+            {"assumptions", assumptions}};
 
   Table t{fmt::format("{}: {} on {} x {}, {}, {} tokens context ({})", o.log_path, m.id, f.gpus, gpu.id, layout_text(l),
                       fmt_int(double(context)), em.label()),
@@ -93,7 +95,7 @@ Report run_validate_log(const Catalogue& cat, const ValidateLogOptions& o) {
                                 log.version.empty() ? "; the log does not print the engine version" : ""));
   if (culprit)
     r.notes.push_back(fmt::format("largest difference: {} ({:+.2f} GiB on the KV pool)", culprit->term, culprit->pool_effect_bytes / kGiB));
-  for (const auto& a : f.assumptions) r.assumptions.push_back(a);
+  r.assumptions = assumptions;
   return r;
 }
 

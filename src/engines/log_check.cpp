@@ -77,6 +77,40 @@ std::string gpu_from_log(const Catalogue& cat, const EngineLog& log) {
   return best;
 }
 
+// The tolerance: the same part's torch total moves with the driver and CUDA runtime by tens of MiB
+// (A100-SXM4-40GB deviceQuery 40339 MiB against vLLM's 39.38 GiB = 40325 MiB; A10 22516 against
+// 22599 MiB; data/validation/gpus.yaml cites both), and the log rounds to 0.01 GiB (+-5 MiB).
+// 64 MiB keeps those together while parts whose totals differ by more (A100-80GB 81051 vs H100
+// 81090 MiB are 39 apart and both match) are reported as ambiguous rather than guessed.
+std::string gpu_from_engine_total(const Catalogue& cat, const EngineLog& log, std::string& assumption) {
+  assumption.clear();
+  if (!log.total_bytes || *log.total_bytes <= 0) return "";
+  const double logged_mib = *log.total_bytes / 1048576.0;
+  std::vector<const Gpu*> match;
+  for (const std::vector<Gpu>* list : {&cat.gpus(), &cat.validation_gpus()})
+    for (const Gpu& g : *list) {
+      const double mib = g.memory_engine_total_mib.value;
+      if (mib > 0 && std::abs(mib - logged_mib) <= kEngineTotalToleranceMiB) match.push_back(&g);
+    }
+  if (match.empty()) return "";
+  double lo = match.front()->memory_engine_total_mib.value, hi = lo;
+  for (const Gpu* g : match) {
+    lo = std::min(lo, g->memory_engine_total_mib.value);
+    hi = std::max(hi, g->memory_engine_total_mib.value);
+  }
+  if (hi - lo > 0.01 * 1024) return "";  // capacities the log could tell apart: ambiguous
+  const Gpu* best = match.front();
+  for (const Gpu* g : match)
+    if (std::abs(g->memory_engine_total_mib.value - logged_mib) < std::abs(best->memory_engine_total_mib.value - logged_mib)) best = g;
+  std::string others;
+  for (const Gpu* g : match)
+    if (g != best) others += (others.empty() ? "" : ", ") + g->id;
+  assumption = fmt::format("GPU inferred from the logged total memory {:.2f} GiB: {} (engine total {:.0f} MiB{}); pass -g to name it",
+                           *log.total_bytes / kGiB, best->id, best->memory_engine_total_mib.value,
+                           others.empty() ? "" : fmt::format("; also matches {}", others));
+  return best->id;
+}
+
 LogCheck check_start_up_log(const Catalogue& cat, const std::string& text, const std::string& origin, const LogCheckOptions& o) {
   LogCheck c;
   EngineLog& log = c.log;
@@ -111,8 +145,10 @@ LogCheck check_start_up_log(const Catalogue& cat, const std::string& text, const
   }
   Model& m = c.model;
   m = resolve_model(cat, spec);
-  // --dtype: the dtype the model runs in, which `auto` KV follows
-  const std::string dtype = log.arg("dtype", "auto");
+  // --dtype: the dtype the model runs in, which `auto` KV follows; vLLM's engine-config line prints
+  // the resolved torch dtype ("dtype=torch.bfloat16")
+  std::string dtype = log.arg("dtype", "auto");
+  if (dtype.rfind("torch.", 0) == 0) dtype.erase(0, 6);
   if (dtype == "float32" || dtype == "float" || dtype == "fp32") m.dtype = "fp32";
   if (dtype == "float16" || dtype == "half" || dtype == "fp16") m.dtype = "fp16";
   if (dtype == "bfloat16" || dtype == "bf16") m.dtype = "bf16";
@@ -125,8 +161,13 @@ LogCheck check_start_up_log(const Catalogue& cat, const std::string& text, const
          {ParamGroup::attention, ParamGroup::dense_mlp, ParamGroup::shared_experts, ParamGroup::routed_experts, ParamGroup::latent_proj})
       if (m.precision_of(g) == "bf16" || m.precision_of(g) == "fp16") m.precision[g] = "fp8";
 
-  // the GPU: -g, else a catalogue GPU the log names
+  // the GPU: -g, else a catalogue GPU the log names, else one whose capacity is the total the log prints
   std::string gpu_id = o.gpu.empty() ? gpu_from_log(cat, log) : o.gpu;
+  if (gpu_id.empty()) {
+    std::string assumption;
+    gpu_id = gpu_from_engine_total(cat, log, assumption);
+    if (!assumption.empty()) c.assumptions.push_back(assumption);
+  }
   if (gpu_id.empty()) throw InputError(fmt::format("{}: the log does not name a catalogue GPU; pass -g", origin));
   c.gpu = cat.validation_gpu(gpu_id);
   const Gpu& gpu = c.gpu;

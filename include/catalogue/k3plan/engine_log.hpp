@@ -11,7 +11,7 @@
 //         results: total_gpu_memory=... peak_torch_memory=... non_torch_memory=... kv_cache_size=..." |
 //         "Initial free memory: X GiB; Requested memory: U (util), Y GiB" | "Available KV cache memory:
 //         X GiB" | "GPU KV cache size: N tokens" | "Maximum concurrency for N tokens per request: Xx" |
-//         "# GPU blocks: N"
+//         "# GPU blocks: N" | V1 "worker init memory snapshot: ..., total_memory=X GiB, ..."
 //  SGLang "server_args=ServerArgs(...)" | "Load weight begin. avail mem=X GB" | "Load weight end. ...
 //         avail mem=X GB, mem usage=Y GB" | "KV Cache is allocated. #tokens: N, K size: X GB, V size:
 //         Y GB" (or "KV size") | "Mamba Cache is allocated. max_mamba_cache_size: N, conv_state size:

@@ -36,6 +36,7 @@ struct LogCheck {
   std::vector<LogTerm> terms;
   int explained_by = -1;           // index into terms: the logged term with the largest effect on the KV pool (over 0.02 GiB), -1 = none
   double kv_tokens_error_pct = 0;  // (predicted - logged) / logged x 100
+  std::vector<std::string> assumptions;  // what the comparison assumed beyond the log (a GPU inferred from its capacity)
 };
 
 // The log `text` (read from `origin`) against the plan. InputError (naming `origin`) when it is not
@@ -45,5 +46,15 @@ LogCheck check_start_up_log(const Catalogue& cat, const std::string& text, const
 // The catalogue GPU (or validation GPU) a log names (nvidia-smi, device names), longest name
 // first; "" when it names none.
 std::string gpu_from_log(const Catalogue& cat, const EngineLog& log);
+
+// The catalogue GPU whose engine total (memory_engine_total_mib, the torch total an engine sizes
+// its pools from) is the total the log prints (`total_bytes`: vLLM V1 "total_memory=X GiB", V0
+// "total_gpu_memory=X GiB"), for a log that names no GPU. Matches are GPUs with a recorded engine
+// total within kEngineTotalToleranceMiB of the logged one; when they all have the same capacity
+// (within the log's printing step, 0.01 GiB) the closest is returned with `assumption` set to the
+// line that says so and which others matched; "" when none matches, the capacities differ, or the
+// log prints no total.
+inline constexpr double kEngineTotalToleranceMiB = 64;
+std::string gpu_from_engine_total(const Catalogue& cat, const EngineLog& log, std::string& assumption);
 
 }  // namespace k3plan
