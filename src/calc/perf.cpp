@@ -504,4 +504,130 @@ PerfResult estimate_perf(const PerfSetup& p, const PerfConfig& c) {
   return r;
 }
 
+DisaggResult estimate_disagg(const PerfSetup& pf, const PerfSetup& dec, const Gpu& gpu, const DisaggConfig& c) {
+  const PerfModel& pm = *dec.pm;
+  const PerfEfficiency& eff = *dec.eff;
+  if (c.concurrency < 1) throw InputError(fmt::format("concurrency {}: must be at least 1", c.concurrency));
+  if (c.prefill_workers < 1 || c.decode_workers < 1)
+    throw InputError("disaggregated serving needs at least one prefill and one decode worker");
+  const PerfConfig& pc = c.prefill;
+  const PerfConfig& dc = c.decode;
+  if (!(pc.isl >= 1) || !(pc.osl >= 1)) throw InputError("input and output lengths must be at least 1 token");
+  if (dc.spec_tokens > 0 && !(dc.spec_acceptance >= 0 && dc.spec_acceptance <= 1))
+    throw InputError("speculative acceptance must be in [0, 1]");
+  DisaggResult r;
+  r.prefill_gpus = pf.ls.gpus * c.prefill_workers;
+  r.decode_gpus = dec.ls.gpus * c.decode_workers;
+  const int all_gpus = r.prefill_gpus + r.decode_gpus;
+  r.total.gpus = all_gpus;
+  const double isl = pc.isl * pc.length_scale, osl = std::max(1.0, pc.osl * pc.length_scale);
+  const double users = c.concurrency, pw = c.prefill_workers, dw = c.decode_workers;
+  const double ctx = isl + osl / 2;
+  const double kv_seq = decode_kv_bytes(dec, ctx);
+  const double attn_dec = attention_flops(pm, ctx, false), attn_pf = attention_flops(*pf.pm, isl / 2, true);
+  const double chunk = d(std::max<std::int64_t>(pc.prefill_chunk, 256));
+  const double chunk_reqs = std::max(1.0, chunk / isl);
+  const double overhead_s = eff.ttft_overhead_ms / 1e3;
+  auto pf_ms = [&](double n) { return prefill_batch(pf, chunk, isl, attn_pf, n); };
+  r.prefill_alone_ms = pf_ms(1);
+  r.total.prefill_ms = r.prefill_alone_ms;
+  const double mu = pw * chunk_reqs / pf_ms(chunk_reqs) * 1e3;  // requests/s the prefill workers finish at full batches
+
+  // KV transfer of one request: each side's GPU holds the cache at its own attention-TP shard
+  const auto isl_tokens = static_cast<std::int64_t>(std::llround(isl));
+  const double send = pf.kv->bytes_per_sequence(isl_tokens) + pf.kv->state_bytes_per_sequence;
+  const double recv = dec.kv->bytes_per_sequence(isl_tokens) + dec.kv->state_bytes_per_sequence;
+  r.kv_bytes_per_request = std::max(send, recv);
+  const PerfLink link = link_for(gpu, eff, all_gpus);
+  r.kv_scaleup = all_gpus <= std::max(gpu.scaleup_domain_gpus, 1);
+  r.kv_link_gb_s = link.bytes_per_s / 1e9;
+  r.kv_transfer_ms = (link.latency_s + r.kv_bytes_per_request / link.bytes_per_s) * 1e3;
+
+  // decode: TPOT at `b` sequences decoding over all decode workers
+  const double cap = dc.max_running > 0 ? std::min(users, d(dc.max_running) * dw) : users;
+  auto step_for = [&](double b) { return step_at(dec, dc.spec_tokens, dc.spec_acceptance, std::max(1.0, b / dw), kv_seq, attn_dec); };
+  auto tpot_of = [&](const DecodeStep& s) { return s.t_step_ms / s.tokens_per_step; };
+  const double decode_len = osl - 1;  // tokens after the first (which the prefill worker produces)
+  const double lambda_dec = decode_len > 0 ? cap / (decode_len * tpot_of(step_for(cap)) / 1e3) : 1e300;
+
+  struct State {
+    double n = 1, batch_ms = 0, rho = 0, wait_s = 0, b = 0, tpot = 0, ttft_s = 0, e2e_s = 0;
+    DecodeStep step;
+  };
+  auto at = [&](double lambda) {
+    State st;
+    const double lw = lambda / pw;
+    st.batch_ms = pf_ms(1);
+    for (int k = 0; k < 40; ++k) {  // the prompts that arrive while one batch runs make up the next
+      const double n = std::clamp(lw * st.batch_ms / 1e3, 1.0, chunk_reqs);
+      if (std::abs(n - st.n) < 1e-4 * st.n) break;
+      st.n = n;
+      st.batch_ms = pf_ms(n);
+    }
+    // gated batch service: a prompt waits for the batch in progress (busy a fraction u of the time,
+    // half a batch on average), plus the M/D/1 queue against the full-batch capacity
+    st.rho = lw * st.batch_ms / st.n / 1e3;
+    const double full = lambda / mu;
+    st.wait_s = full < 1 ? std::min(1.0, st.rho) * 0.5 * st.batch_ms / 1e3 + full / (2 * (1 - full)) * pw / mu : 1e300;
+    // sequences decoding: b = lambda x (OSL - 1) x TPOT(b), between 0 and the decode pools' cap
+    double lo = 0, hi = cap;
+    if (decode_len <= 0) {
+      hi = 0;
+    } else if (lambda * decode_len * tpot_of(step_for(cap)) / 1e3 < cap) {
+      for (int k = 0; k < 50; ++k) {
+        const double mid = 0.5 * (lo + hi);
+        (lambda * decode_len * tpot_of(step_for(mid)) / 1e3 > mid ? lo : hi) = mid;
+      }
+    }
+    st.b = hi;
+    st.step = step_for(st.b);
+    st.tpot = tpot_of(st.step);
+    st.ttft_s = st.wait_s + st.batch_ms / 1e3 + r.kv_transfer_ms / 1e3 + 0.5 * st.step.t_step_ms / 1e3 + overhead_s;
+    st.e2e_s = st.ttft_s + decode_len * st.tpot / 1e3;
+    return st;
+  };
+  // the rate C users sustain: lambda x E2E(lambda) = C (increasing in lambda), below both capacities
+  const double top = std::min(mu, lambda_dec) * (1 - 1e-9);
+  double lambda = top;
+  State st = at(top);
+  bool saturated = lambda * st.e2e_s <= users;
+  if (!saturated) {
+    double lo = top * 1e-9, hi = top;
+    for (int k = 0; k < 100 && hi / lo > 1 + 1e-7; ++k) {
+      const double mid = std::sqrt(lo * hi);
+      (mid * at(mid).e2e_s < users ? lo : hi) = mid;
+    }
+    lambda = std::sqrt(lo * hi);
+    st = at(lambda);
+  }
+  // users beyond what the system sustains wait before prefill
+  const double extra_s = saturated ? std::max(0.0, users / lambda - st.e2e_s) : 0;
+  r.requests_per_s = lambda;
+  r.prefill_batch_ms = st.batch_ms;
+  r.prefill_batch_requests = st.n;
+  r.prefill_wait_s = st.wait_s + extra_s;
+  r.prefill_utilisation = lambda / mu;
+  r.decode_batch_per_worker = std::max(1.0, st.b / dw);
+  r.decode_batch_per_rank = r.decode_batch_per_worker / dec.ls.attn_groups;
+  r.decode_utilisation = st.b / cap;
+  r.limit = saturated ? (lambda_dec < mu ? "decode" : "prefill") : (r.prefill_utilisation > 0.9 ? "prefill" : "users");
+
+  PerfResult& t = r.total;
+  t.step = st.step;
+  t.running = st.b;
+  t.tpot_ms = st.tpot;
+  t.interactivity = 1000.0 / st.tpot;
+  t.ttft_s = st.ttft_s + extra_s;
+  t.e2e_s = st.e2e_s + extra_s;
+  t.prefill_share = st.rho;
+  t.queued = saturated;
+  t.tput_input_per_gpu = lambda * isl / all_gpus;
+  t.tput_output_per_gpu = lambda * osl / all_gpus;
+  t.tput_total_per_gpu = t.tput_input_per_gpu + t.tput_output_per_gpu;
+  t.bound = st.step.bound;
+  r.input_per_prefill_gpu = lambda * isl / r.prefill_gpus;
+  r.output_per_decode_gpu = lambda * osl / r.decode_gpus;
+  return r;
+}
+
 }  // namespace k3plan

@@ -18,6 +18,7 @@
 #include <k3plan/units.hpp>
 #include <k3plan/validate.hpp>
 #include <k3plan/version.hpp>
+#include <tuple>
 
 namespace k3plan {
 
@@ -342,6 +343,16 @@ void define_perf(CLI::App& sub, Cli& cli) {
                  "Running-request cap per DP group (SGLang --max-running-requests, vLLM --max-num-seqs; default: the engine's)")
       ->check(whole(1, 1000000));
   efficiency_option(sub, cli, o->efficiency_file);
+  // disaggregated serving: a worker count and a layout per side (PerfOptions::disaggregated)
+  for (auto [side, workers, tp, ep, dpa] :
+       {std::tuple{"prefill", &o->prefill_workers, &o->prefill_tp, &o->prefill_ep, &o->prefill_dp_attention},
+        std::tuple{"decode", &o->decode_workers, &o->decode_tp, &o->decode_ep, &o->decode_dp_attention}}) {
+    const std::string s(side);
+    sub.add_option("--" + s + "-workers", *workers, "Disaggregated: " + s + " workers (default 1)")->check(whole(1, kMaxGpus));
+    sub.add_option("--" + s + "-tp", *tp, "Disaggregated: TP (GPUs) of one " + s + " worker")->check(whole(1, kMaxDegree));
+    sub.add_option("--" + s + "-ep", *ep, "Disaggregated: EP of one " + s + " worker (default 1)")->check(whole(1, kMaxDegree));
+    sub.add_flag("--" + s + "-dp-attention", *dpa, "Disaggregated: DP attention over the " + s + " worker's GPUs");
+  }
   output_options(sub, cli);
   run_with(sub, cli, o, run_perf);
 }

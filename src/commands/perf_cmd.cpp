@@ -8,6 +8,7 @@
 namespace k3plan {
 
 Report run_perf(const Catalogue& cat, const PerfOptions& o) {
+  if (o.disaggregated()) return run_perf_disagg(cat, o);
   const PerfEvaluation ev = evaluate_perf(cat, o);
   const Model& m = ev.model;
   const Gpu& g = *ev.gpu;

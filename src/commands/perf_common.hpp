@@ -43,6 +43,33 @@ inline const char* kModelAssumption =
     "perf model: decode = max(bytes/HBM, FLOPs/TFLOPS) + collectives + per-layer and per-step overhead; uniform expert routing "
     "(E x (1 - (1 - k/E)^T) experts touched per layer, no load imbalance); closed-loop continuous batching at steady state";
 
+// "2 x TP8 EP8 DP8 DP-attention": one side of a disaggregated deployment
+inline std::string side_text(const DisaggSide& s, const Layout& l) { return fmt::format("{} x {}", s.workers, layout_text(l)); }
+
+// What the disaggregated estimate assumes, beyond the aggregated model (calc/perf.hpp, estimate_disagg).
+inline std::vector<std::string> disagg_assumptions(const Gpu& g, const PerfEfficiency& eff, const DisaggResult& p) {
+  std::vector<std::string> a;
+  a.push_back(
+      "disaggregated: decode TPOT from one decode worker's step at its share of the decoding sequences (spread evenly over the decode "
+      "workers and, with DP attention, over its ranks), no prefill work in decode steps; TTFT = prefill wait (half the batch in "
+      "progress when busy, plus M/D/1 against the full-batch capacity) + the request's prefill batch + KV transfer + half a decode step + "
+      "the per-request overhead; the rate is what the users "
+      "sustain in the closed loop, capped by the prefill workers' full-batch capacity and the decode KV pools; throughput per GPU = "
+      "(input + output tokens/s) / all GPUs");
+  a.push_back(fmt::format(
+      "disaggregated KV transfer: ISL tokens of KV at each side's attention-TP shard, one link per GPU, no contention between "
+      "transfers: {}; no transfer-engine set-up cost beyond the link latency",
+      p.kv_scaleup ? fmt::format("all {} GPUs in one scale-up domain ({} GPUs): {:g} GB/s one way x comm_efficiency {:g}", p.total.gpus,
+                                 g.scaleup_domain_gpus, g.scaleup_gb_s.value / 2, eff.comm_efficiency)
+                   : fmt::format("{} GPUs exceed the scale-up domain of {}: the scale-out link, scaleout_gb_s {:g} GB/s per GPU (assumed, "
+                                 "data/perf/efficiency.yaml) x comm_efficiency {:g}",
+                                 p.total.gpus, g.scaleup_domain_gpus, eff.scaleout_gb_s, eff.comm_efficiency)));
+  a.push_back(
+      "disaggregated: the factors are the aggregated ones of the GPU family and engine (no disaggregated row fitted them); the prefill "
+      "and decode workers run the same engine build");
+  return a;
+}
+
 inline nlohmann::json perf_json(const Model& m, const Gpu& g, const std::string& engine, const Layout& l, const PerfConfig& c,
                                 const PerfResult& p, const std::string& precision) {
   return {{"model", m.id},

@@ -111,15 +111,100 @@ Report run_perf_validate(const Catalogue& cat) {
   r.tables.push_back(head);
   r.tables.push_back(sum);
   r.tables.push_back(t);
+
+  // disaggregated rows: out of sample (the factors were fitted on aggregated rows only)
+  Table dsum{
+      "Disaggregated (prefill / decode workers), OUT OF SAMPLE: median |error| by GPU and framework (no factor was fitted on "
+      "these rows)",
+      {"gpu/framework", "rows", "tput med", "p90", "TPOT med", "p90", "TTFT med", "p90"},
+      {},
+      {false, true, true, true, true, true, true, true}};
+  Table drow{"Disaggregated rows: predicted vs measured (factors of the GPU family fitted on aggregated rows)",
+             {"gpu/framework", "prec", "prefill", "decode", "GPUs", "ISL/OSL", "conc", "tput/GPU", "pred", "TPOT ms", "pred", "TTFT s",
+              "pred", "limit"},
+             {},
+             {false, false, false, false, true, false, true, true, true, true, true, true, true, false},
+             {13, 12}};
+  std::map<std::string, Errors> dgroups;
+  Errors dall;
+  r.data["disaggregated"] = {{"rows", nlohmann::json::array()}, {"summary", nlohmann::json::array()}};
+  for (const auto& x : v.disagg) {
+    const MeasuredRow& row = x.row;
+    const DisaggResult& p = x.pred;
+    const bool scored = row.exclude.empty() && x.deployment.fits;
+    if (scored) {
+      PerfValidationRow e;
+      e.ape_tput = x.ape_tput;
+      e.ape_tpot = x.ape_tpot;
+      e.ape_ttft = x.ape_ttft;
+      dgroups[x.group].add(e);
+      dall.add(e);
+    }
+    r.data["disaggregated"]["rows"].push_back(
+        {{"id", row.id},
+         {"group", x.group},
+         {"family", x.family},
+         {"run_url", row.run_url},
+         {"fits", x.deployment.fits},
+         {"excluded", row.exclude},
+         {"prefill", layout_json(x.deployment.prefill)},
+         {"prefill_workers", row.prefill.workers},
+         {"decode", layout_json(x.deployment.decode)},
+         {"decode_workers", row.decode.workers},
+         {"measured", {{"tput_per_gpu", row.tput_total}, {"tpot_ms", row.tpot_ms}, {"ttft_s", row.ttft_s}}},
+         {"predicted",
+          {{"tput_per_gpu", p.total.tput_total_per_gpu},
+           {"tpot_ms", p.total.tpot_ms},
+           {"ttft_s", p.total.ttft_s},
+           {"limit", p.limit},
+           {"kv_transfer_ms", p.kv_transfer_ms},
+           {"prefill_utilisation", p.prefill_utilisation},
+           {"decode_batch_per_worker", p.decode_batch_per_worker}}},
+         {"ape_pct", {{"tput", x.ape_tput}, {"tpot", x.ape_tpot}, {"ttft", x.ape_ttft}}}});
+    drow.rows.push_back({x.group, row.precision, side_text(x.deployment.prefill_side, x.deployment.prefill),
+                         side_text(x.deployment.decode_side, x.deployment.decode), std::to_string(row.gpus),
+                         fmt::format("{:g}/{:g}", row.isl, row.osl), std::to_string(row.conc), fmt_num(row.tput_total),
+                         scored ? fmt_num(p.total.tput_total_per_gpu) : (row.exclude.empty() ? "no fit" : "excl."), fmt_num(row.tpot_ms),
+                         fmt_num(p.total.tpot_ms), fmt_num(row.ttft_s), fmt_num(p.total.ttft_s), p.limit});
+  }
+  auto dadd = [&](const std::string& name, const Errors& e) {
+    dsum.rows.push_back({name, std::to_string(e.tput.size()), pct(percentile(e.tput, 0.5)), pct(percentile(e.tput, 0.9)),
+                         pct(percentile(e.tpot, 0.5)), pct(percentile(e.tpot, 0.9)), pct(percentile(e.ttft, 0.5)),
+                         pct(percentile(e.ttft, 0.9))});
+    r.data["disaggregated"]["summary"].push_back(errors_json(name, e));
+  };
+  for (const auto& [k, e] : dgroups) dadd(k, e);
+  dadd("all disaggregated", dall);
+  r.tables.push_back(dsum);
+  r.tables.push_back(drow);
   r.notes.push_back(fmt::format(
       "Rows: {} (InferenceX DeepSeek-R1-0528, single node, aggregated). In-sample errors use factors fitted on the same rows and are "
       "not validation; the unseen columns predict each family with another family's factors, as for a GPU k3plan has no rows of.",
       fmt::join(v.sources, ", ")));
+  if (!v.disagg_sources.empty())
+    r.notes.push_back(fmt::format(
+        "Disaggregated rows: {} ({} rows; prefill and decode on separate workers). Out of sample: predicted with the factors fitted on "
+        "the aggregated rows of the same GPU family and engine; none of them fitted anything. Rows marked 'excl.' or 'no fit' are not "
+        "scored.",
+        fmt::join(v.disagg_sources, ", "), v.disagg.size()));
   r.assumptions.push_back(kModelAssumption);
   r.assumptions.push_back(
       "validation: request lengths at 0.9 x nominal (InferenceX draws 80-100%); KV cache fp8 for trt and bf16 otherwise; fp4 rows = routed "
       "experts in nvfp4 (NVIDIA) / mxfp4 (AMD)");
   add_lines(r, v.assumptions);
+  if (!v.disagg.empty()) {
+    int out = 0;
+    for (const auto& x : v.disagg) out += x.pred.kv_scaleup ? 0 : 1;
+    const PerfDisaggValidationRow& x = v.disagg.front();
+    std::vector<std::string> a =
+        disagg_assumptions(cat.gpu(x.row.gpu), embedded_efficiency().lookup(cat.gpu(x.row.gpu), x.row.engine), x.pred);
+    a[1] = fmt::format(
+        "disaggregated KV transfer: ISL tokens of KV at each side's attention-TP shard, one link per GPU, no contention: {} of the {} rows "
+        "span more GPUs than their GPU's scale-up domain (scaleup_domain_gpus, data/gpus.yaml), so the transfer runs over the scale-out "
+        "link at scaleout_gb_s per GPU (assumed, data/perf/efficiency.yaml) x comm_efficiency; the others over the scale-up link",
+        out, v.disagg.size());
+    add_lines(r, a);
+  }
   r.data["assumptions"] = r.assumptions;
   return r;
 }

@@ -21,6 +21,8 @@ CalibrationSet prepare_calibration(const Catalogue& cat, const std::vector<Measu
   std::vector<std::string> keys;
   set.models.reserve(8);
   for (const auto& row : rows) {
+    if (row.disagg)
+      throw InputError(fmt::format("calibration: {} is a disaggregated row; those are validated out of sample, never fitted on", row.id));
     CalibrationRow x;
     x.row = row;
     x.gpu = &cat.gpu(row.gpu);
@@ -111,7 +113,7 @@ PerfEfficiency fit_factors(const CalibrationSet& set, const std::vector<std::siz
   bool any_mtp = false;
   std::vector<std::size_t> used;
   for (std::size_t i : rows)
-    if (set.rows[i].row.exclude.empty() && set.rows[i].fits) {
+    if (set.rows[i].row.exclude.empty() && set.rows[i].fits && !set.rows[i].row.disagg) {
       used.push_back(i);
       any_mtp = any_mtp || set.rows[i].row.spec == "mtp";
     }

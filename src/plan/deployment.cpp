@@ -71,11 +71,20 @@ std::string precision_label(const Model& m, const std::string& uniform, const st
   return s + " (as shipped)";
 }
 
-PerfEvaluation evaluate_perf(const Catalogue& cat, const PerfOptions& o) {
-  const Model base = resolve_model(cat, o.model);
+namespace {
+// The options every `perf` run validates, the efficiency table it reads and the model at its precision.
+struct PerfInputs {
+  Model base, m;
+  const Gpu* g = nullptr;
+  Engine le = Engine::sglang;
+  EfficiencyTable table;
+};
+PerfInputs perf_inputs(const Catalogue& cat, const PerfOptions& o) {
+  PerfInputs in;
+  in.base = resolve_model(cat, o.model);
   if (o.gpu.empty()) throw InputError("perf: give a GPU (-g)");
-  const Gpu& g = cat.gpu(o.gpu);
-  const Engine le = layout_engine(o.engine);
+  in.g = &cat.gpu(o.gpu);
+  in.le = layout_engine(o.engine);
   if (!(o.isl >= 1 && o.isl <= 1e7) || !(o.osl >= 1 && o.osl <= 1e7))
     throw InputError("--isl and --osl: must be between 1 and 10,000,000 tokens");
   if (o.concurrency < 1 || o.concurrency > 1000000)
@@ -86,10 +95,20 @@ PerfEvaluation evaluate_perf(const Catalogue& cat, const PerfOptions& o) {
   if (!o.precision.empty() && !o.expert_precision.empty())
     throw InputError("--precision (every weight) and --expert-precision are contradictory; give one");
   if (o.gpus < 0 || o.gpus > 100000) throw InputError("--gpus: out of range");
-  const Model m = with_precision(base, o.precision, o.expert_precision);
-  const EfficiencyTable table = o.efficiency_file.empty()
-                                    ? embedded_efficiency()
-                                    : parse_efficiency(read_text_file(o.efficiency_file, "--efficiency"), o.efficiency_file);
+  in.m = with_precision(in.base, o.precision, o.expert_precision);
+  in.table = o.efficiency_file.empty() ? embedded_efficiency()
+                                       : parse_efficiency(read_text_file(o.efficiency_file, "--efficiency"), o.efficiency_file);
+  return in;
+}
+}  // namespace
+
+PerfEvaluation evaluate_perf(const Catalogue& cat, const PerfOptions& o) {
+  const PerfInputs in = perf_inputs(cat, o);
+  const Model& base = in.base;
+  const Model& m = in.m;
+  const Gpu& g = *in.g;
+  const Engine le = in.le;
+  const EfficiencyTable& table = in.table;
   PerfEvaluation ev;
   ev.gpu = &g;
   ev.eff = factors_for(table, cat.gpus(), g, o.engine, precision_key(m));
@@ -173,6 +192,101 @@ PerfEvaluation evaluate_perf(const Catalogue& cat, const PerfOptions& o) {
   ev.context = context;
   ev.avg_context = avg_context;
   ev.result = estimate_perf(ev.pm, g, ev.eff, ev.config);
+  return ev;
+}
+
+Layout disagg_worker_layout(const DisaggSide& s) {
+  Layout l;
+  l.tp = std::max(s.tp, s.ep);
+  l.ep = s.ep;
+  l.dp = s.dp_attention ? l.tp : 1;
+  l.dp_attention = s.dp_attention;
+  return l;
+}
+
+DisaggDeployment disagg_deployment(const Model& m, const Gpu& g, const std::string& engine, const DisaggSide& prefill,
+                                   const DisaggSide& decode, const EngineSettings& s, double isl, double osl, double scale, int users) {
+  DisaggDeployment d;
+  d.prefill_side = prefill;
+  d.decode_side = decode;
+  d.prefill = disagg_worker_layout(prefill);
+  d.decode = disagg_worker_layout(decode);
+  // a prefill worker holds the prompts of one batch; a decode worker its share of the users
+  d.prefill_mem = memory_check(m, g, d.prefill, s, isl, 1, scale, 1, true, FitCommands::none);
+  const int per_worker = static_cast<int>(std::ceil(static_cast<double>(users) / std::max(1, decode.workers)));
+  d.decode_mem = memory_check(m, g, d.decode, s, isl, osl, scale, per_worker, true, FitCommands::none);
+  for (const auto& x : d.prefill_mem.reasons) d.reasons.push_back("prefill worker: " + x);
+  for (const auto& x : d.decode_mem.reasons) d.reasons.push_back("decode worker: " + x);
+  d.fits = d.prefill_mem.fits && d.decode_mem.fits;
+  const Engine le = layout_engine(engine);
+  const std::int64_t chunk = s.max_num_batched_tokens > 0 ? s.max_num_batched_tokens : default_chunk(g, engine);
+  for (PerfConfig* c : {&d.config.prefill, &d.config.decode}) {
+    c->engine = le;
+    c->isl = isl;
+    c->osl = osl;
+    c->length_scale = scale;
+    c->concurrency = users;
+    c->prefill_chunk = chunk;
+  }
+  d.config.prefill.layout = d.prefill;
+  d.config.decode.layout = d.decode;
+  d.config.decode.max_running = d.decode_mem.max_running;
+  d.config.prefill_workers = prefill.workers;
+  d.config.decode_workers = decode.workers;
+  d.config.concurrency = users;
+  return d;
+}
+
+DisaggResult predict_disagg(const PerfModel& pm, const Gpu& g, const PerfEfficiency& eff, const DisaggDeployment& d, int spec_tokens,
+                            double spec_acceptance) {
+  DisaggConfig c = d.config;
+  c.decode.spec_tokens = spec_tokens;
+  c.decode.spec_acceptance = spec_acceptance;
+  const PerfSetup pf = prepare_perf(pm, g, eff, c.prefill.layout, c.prefill.engine);
+  const PerfSetup dec = prepare_perf(pm, g, eff, c.decode.layout, c.decode.engine);
+  return estimate_disagg(pf, dec, g, c);
+}
+
+PerfDisaggEvaluation evaluate_perf_disagg(const Catalogue& cat, const PerfOptions& o) {
+  if (!o.prefill_tp)
+    throw InputError("disaggregated perf: give the prefill layout (--prefill-tp, with --prefill-ep / --prefill-dp-attention)");
+  if (!o.decode_tp) throw InputError("disaggregated perf: give the decode layout (--decode-tp, with --decode-ep / --decode-dp-attention)");
+  if (o.gpus || o.tp || o.ep || o.dp || o.pp || o.dcp || o.dp_attention)
+    throw InputError(
+        "disaggregated perf: the layout is per side (--prefill-* / --decode-*); -n, --tp, --ep, --dp, --pp, --dcp and "
+        "--enable-dp-attention do not apply");
+  const PerfInputs in = perf_inputs(cat, o);
+  const DisaggSide p{o.prefill_workers ? o.prefill_workers : 1, o.prefill_tp, o.prefill_ep ? o.prefill_ep : 1, o.prefill_dp_attention};
+  const DisaggSide d{o.decode_workers ? o.decode_workers : 1, o.decode_tp, o.decode_ep ? o.decode_ep : 1, o.decode_dp_attention};
+  for (const auto& [side, x] : {std::pair<const char*, DisaggSide>{"prefill", p}, {"decode", d}})
+    if (x.ep > x.tp)
+      throw InputError(fmt::format("--{}-ep {} exceeds --{}-tp {}: a worker's EP group lies inside its TP group", side, x.ep, side, x.tp));
+  // a worker's DP attention is SGLang's (--tp N --dp N --enable-dp-attention: N GPUs); vLLM's DP
+  // multiplies the GPUs, which disagg_worker_layout does not express
+  if (o.engine == "vllm" && (p.dp_attention || d.dp_attention))
+    throw InputError("disaggregated perf: DP attention per worker is modelled for sglang, trt and atom, not vllm");
+  PerfDisaggEvaluation ev;
+  ev.model = in.m;
+  ev.precision = precision_label(in.base, o.precision, o.expert_precision);
+  ev.gpu = in.g;
+  ev.eff = factors_for(in.table, cat.gpus(), *in.g, o.engine, precision_key(in.m));
+  EngineSettings s;
+  s.engine = in.le;
+  s.kv_dtype = o.kv_dtype;
+  s.draft_layers = o.spec_tokens > 0 ? std::max(1, in.m.mtp_layers) : 0;
+  if (o.max_running_requests) {
+    if (*o.max_running_requests < 1 || *o.max_running_requests > (1 << 24)) throw InputError("--max-running-requests: out of range");
+    s.max_num_seqs = *o.max_running_requests;
+  }
+  if (o.max_num_batched_tokens) {
+    if (*o.max_num_batched_tokens < 256 || *o.max_num_batched_tokens > (1 << 24))
+      throw InputError("--max-num-batched-tokens: out of range");
+    s.max_num_batched_tokens = *o.max_num_batched_tokens;
+  }
+  ev.deployment = disagg_deployment(in.m, *in.g, o.engine, p, d, s, o.isl, o.osl, o.length_scale, o.concurrency);
+  ev.pm = prepare_perf_model(in.m, o.kv_dtype);
+  ev.result =
+      predict_disagg(ev.pm, *in.g, ev.eff, ev.deployment, o.spec_tokens, o.spec_acceptance ? *o.spec_acceptance : ev.eff.spec_acceptance);
   return ev;
 }
 

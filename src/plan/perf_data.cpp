@@ -9,11 +9,10 @@
 #include <k3plan/error.hpp>
 #include <k3plan/input_file.hpp>
 #include <k3plan/perf_data.hpp>
+#include <k3plan/yaml_reader.hpp>
 #include <map>
 #include <optional>
 #include <sstream>
-
-#include <k3plan/yaml_reader.hpp>
 
 namespace k3plan {
 
@@ -241,19 +240,43 @@ std::vector<MeasuredRow> parse_measured(const std::string& text, const std::stri
   r.require_list(rows, "rows");
   std::vector<MeasuredRow> out;
   for (const auto& n : rows) {
-    r.check_keys(n, {"gpu",  "engine", "precision", "spec",  "tp",     "ep",     "dpa",     "gpus",  "isl",      "osl",
-                     "conc", "date",   "tput",      "input", "output", "ttft_s", "tpot_ms", "e2e_s", "kv_dtype", "exclude"},
+    r.check_keys(n, {"gpu",     "engine", "precision", "spec",    "tp",        "ep",      "dpa",    "gpus",
+                     "isl",     "osl",    "conc",      "date",    "tput",      "input",   "output", "ttft_s",
+                     "tpot_ms", "e2e_s",  "kv_dtype",  "exclude", "framework", "prefill", "decode", "run_url"},
                  "rows[]");
     MeasuredRow m;
     const std::string c = "rows[]";
     m.gpu = r.str(n, "gpu", c, true);
     m.engine = r.str(n, "engine", c, true);
+    m.framework = r.str(n, "framework", c, false);
     m.precision = r.str(n, "precision", c, true);
     m.spec = r.str(n, "spec", c, false, "none");
-    m.tp = static_cast<int>(r.integer(n, "tp", c, true, 1, 1, 1024));
-    m.ep = static_cast<int>(r.integer(n, "ep", c, false, 1, 1, 1024));
-    m.dp_attention = r.integer(n, "dpa", c, false, 0, 0, 1) != 0;
-    m.gpus = static_cast<int>(r.integer(n, "gpus", c, true, 1, 1, 4096));
+    m.disagg = r.has(n, "prefill") || r.has(n, "decode");
+    if (m.disagg) {
+      for (const char* k : {"prefill", "decode"})
+        if (!r.has(n, k))
+          r.fail(n, std::string("rows[].") + k, fmt::format("a disaggregated row gives both prefill and decode; {} is missing", k));
+      for (const char* k : {"tp", "ep", "dpa"})
+        if (r.has(n, k)) r.fail(n[k], std::string("rows[].") + k, "a disaggregated row gives its layout per side (prefill / decode)");
+      auto side = [&](const char* k, MeasuredSide& s) {
+        const YAML::Node x = n[k];
+        const std::string sc = std::string("rows[].") + k;
+        r.require_map(x, sc);
+        r.check_keys(x, {"tp", "ep", "dpa", "workers", "gpus"}, sc);
+        s.tp = static_cast<int>(r.integer(x, "tp", sc, true, 1, 1, 1024));
+        s.ep = static_cast<int>(r.integer(x, "ep", sc, false, 1, 1, 1024));
+        s.dp_attention = r.integer(x, "dpa", sc, false, 0, 0, 1) != 0;
+        s.workers = static_cast<int>(r.integer(x, "workers", sc, true, 1, 1, 4096));
+        s.gpus = static_cast<int>(r.integer(x, "gpus", sc, true, 1, 1, 1 << 16));
+      };
+      side("prefill", m.prefill);
+      side("decode", m.decode);
+    } else {
+      m.tp = static_cast<int>(r.integer(n, "tp", c, true, 1, 1, 1024));
+      m.ep = static_cast<int>(r.integer(n, "ep", c, false, 1, 1, 1024));
+      m.dp_attention = r.integer(n, "dpa", c, false, 0, 0, 1) != 0;
+    }
+    m.gpus = static_cast<int>(r.integer(n, "gpus", c, true, 1, 1, 1 << 16));
     m.isl = r.number(n, "isl", c, true, 0, 1, 1e7);
     m.osl = r.number(n, "osl", c, true, 0, 1, 1e7);
     m.conc = static_cast<int>(r.integer(n, "conc", c, true, 1, 1, 1 << 20));
@@ -266,8 +289,15 @@ std::vector<MeasuredRow> parse_measured(const std::string& text, const std::stri
     m.e2e_s = r.number(n, "e2e_s", c, false, 0, 0, 1e7);
     m.kv_dtype = r.str(n, "kv_dtype", c, false, "auto");
     m.exclude = r.str(n, "exclude", c, false);
-    m.id = fmt::format("{}/{}/{}/{}/tp{}ep{}{}/{}-{}/c{}", m.gpu, m.engine, m.precision, m.spec, m.tp, m.ep, m.dp_attention ? "dpa" : "",
-                       m.isl, m.osl, m.conc);
+    m.run_url = r.str(n, "run_url", c, false);
+    auto lay = [](int tp, int ep, bool dpa) { return fmt::format("tp{}ep{}{}", tp, ep, dpa ? "dpa" : ""); };
+    if (m.disagg)
+      m.id = fmt::format("{}/{}/{}/{}/p{}x{}-d{}x{}/{}-{}/c{}", m.gpu, m.framework.empty() ? m.engine : m.framework, m.precision, m.spec,
+                         m.prefill.workers, lay(m.prefill.tp, m.prefill.ep, m.prefill.dp_attention), m.decode.workers,
+                         lay(m.decode.tp, m.decode.ep, m.decode.dp_attention), m.isl, m.osl, m.conc);
+    else
+      m.id = fmt::format("{}/{}/{}/{}/{}/{}-{}/c{}", m.gpu, m.engine, m.precision, m.spec, lay(m.tp, m.ep, m.dp_attention), m.isl, m.osl,
+                         m.conc);
     out.push_back(m);
   }
   return out;
@@ -317,7 +347,7 @@ const PerfBand* band_for(const std::vector<PerfBand>& bands, const std::string& 
   return nullptr;
 }
 
-std::vector<MeasuredRow> embedded_measured(std::vector<std::string>* sources) {
+std::vector<MeasuredRow> embedded_measured(std::vector<std::string>* sources, bool disaggregated) {
   std::vector<std::pair<std::string, std::string>> files;
   for (const auto& f : embedded_files()) {
     const std::string p(f.path);
@@ -326,9 +356,13 @@ std::vector<MeasuredRow> embedded_measured(std::vector<std::string>* sources) {
   std::sort(files.begin(), files.end());
   std::vector<MeasuredRow> out;
   for (const auto& [p, text] : files) {
-    auto rows = parse_measured(text, "embedded data/" + p);
-    out.insert(out.end(), rows.begin(), rows.end());
-    if (sources) sources->push_back("data/" + p);
+    bool any = false;
+    for (auto& x : parse_measured(text, "embedded data/" + p))
+      if (x.disagg == disaggregated) {
+        out.push_back(std::move(x));
+        any = true;
+      }
+    if (sources && any) sources->push_back("data/" + p);
   }
   return out;
 }

@@ -57,6 +57,40 @@ PerfValidation validate_perf(const Catalogue& cat) {
     out.unseen_from = unseen.derived_from;
     v.rows.push_back(std::move(out));
   }
+  // disaggregated rows, out of sample: the same model per precision and KV dtype, the same factors
+  // lookup, the same memory rules per side
+  const Model& base = cat.model("deepseek-r1-0528");
+  std::vector<std::pair<std::string, PerfModel>> models;
+  auto ape = [](double pred, double meas) { return meas > 0 ? std::abs(pred - meas) / meas * 100 : std::nan(""); };
+  for (const auto& row : embedded_measured(&v.disagg_sources, true)) {
+    const Gpu& g = cat.gpu(row.gpu);
+    const std::string experts = row.precision == "fp4" ? (g.vendor == "amd" ? "mxfp4" : "nvfp4") : "";
+    const Model m = with_precision(base, "", experts);
+    const std::string key = experts + "|" + row.kv_dtype;
+    auto it = std::find_if(models.begin(), models.end(), [&](const auto& x) { return x.first == key; });
+    if (it == models.end()) {
+      models.emplace_back(key, prepare_perf_model(m, row.kv_dtype));
+      it = models.end() - 1;
+    }
+    EngineSettings s;
+    s.engine = layout_engine(row.engine);
+    s.kv_dtype = row.kv_dtype;
+    s.draft_layers = row.spec == "mtp" ? 1 : 0;
+    PerfDisaggValidationRow out;
+    out.row = row;
+    out.family = table.family_of(g);
+    out.group = fmt::format("{}/{}{}", row.gpu, row.framework.empty() ? row.engine : row.framework, row.spec == "mtp" ? "+mtp" : "");
+    const DisaggSide p{row.prefill.workers, row.prefill.tp, row.prefill.ep, row.prefill.dp_attention};
+    const DisaggSide d{row.decode.workers, row.decode.tp, row.decode.ep, row.decode.dp_attention};
+    out.deployment = disagg_deployment(m, g, row.engine, p, d, s, row.isl, row.osl, 0.9, row.conc);  // InferenceX: 80-100% lengths
+    const PerfEfficiency eff = factors_for(table, cat.gpus(), g, row.engine, row.precision);
+    out.calibrated = eff.calibrated;
+    out.pred = predict_disagg(it->second, g, eff, out.deployment, row.spec == "mtp" ? eff.spec_tokens : 0, eff.spec_acceptance);
+    out.ape_tput = ape(out.pred.total.tput_total_per_gpu, row.tput_total);
+    out.ape_tpot = ape(out.pred.total.tpot_ms, row.tpot_ms);
+    out.ape_ttft = ape(out.pred.total.ttft_s, row.ttft_s);
+    v.disagg.push_back(std::move(out));
+  }
   for (const auto& e : table.entries) v.assumptions.insert(v.assumptions.end(), e.assumptions.begin(), e.assumptions.end());
   return v;
 }

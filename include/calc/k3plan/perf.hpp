@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <k3plan/gpu.hpp>
 #include <k3plan/kv.hpp>
-#include <k3plan/parallel.hpp>
 #include <k3plan/model.hpp>
+#include <k3plan/parallel.hpp>
 #include <string>
 #include <vector>
 
@@ -207,5 +207,50 @@ struct PerfSetup {
 PerfSetup prepare_perf(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const Layout& layout, Engine engine);
 // As above; c.layout and c.engine are those of the setup.
 PerfResult estimate_perf(const PerfSetup& setup, const PerfConfig& c);
+
+// Disaggregated serving: prefill workers and decode workers on separate GPUs (SGLang PD, Dynamo,
+// MoRI). A request is prefilled on one prefill worker, its KV cache (ISL tokens) sent to one decode
+// worker, and decoded there. By mechanism, on the same calibrated roofline as estimate_perf():
+//   prefill: each worker batches the prompts that arrive while a batch runs (up to its batch-token
+//     limit); a prompt waits for the batch in progress (half a batch, when busy) plus the M/D/1 wait
+//     rho / (2 (1 - rho)) x per-request time against the workers' full-batch capacity (rho = rate /
+//     that capacity);
+//   KV transfer: the request's cache, max(bytes a prefill GPU sends, bytes a decode GPU receives) at
+//     the KV profile of each side's attention-TP degree, over one link per GPU: the scale-up link
+//     (NVLink / Infinity Fabric, one way) when all the deployment's GPUs sit in one scale-up domain,
+//     else the scale-out link (scaleout_gb_s per GPU); no contention between transfers;
+//   TTFT = prefill wait + the request's prefill batch + KV transfer + half a decode step (the decode
+//     worker admits it at its next step) + the per-request overhead (ttft_overhead_ms);
+//   decode: the sequences decoding (lambda x decode time, Little's law) spread evenly over the decode
+//     workers, and inside a worker over its DP-attention ranks; a decode step as in aggregated
+//     serving, with no prefill work stealing its time;
+//   closed loop: C users, each request TTFT + (OSL - 1) x TPOT; the rate lambda is what C users
+//     sustain, bounded by the prefill workers' full-batch capacity and by the decode workers' KV
+//     pools (max_running per worker); users beyond what either side sustains wait (in TTFT).
+struct DisaggConfig {
+  PerfConfig prefill;  // one prefill worker: layout, engine, isl / osl / length_scale, prefill_chunk
+  PerfConfig decode;   // one decode worker: layout, engine, speculative decoding, max_running (per worker)
+  int prefill_workers = 1, decode_workers = 1;
+  int concurrency = 1;
+};
+struct DisaggResult {
+  PerfResult total;  // gpus = all; TTFT, TPOT, E2E; throughput per GPU over all GPUs; step = the decode step
+  int prefill_gpus = 0, decode_gpus = 0;
+  double requests_per_s = 0;
+  double input_per_prefill_gpu = 0, output_per_decode_gpu = 0;  // InferenceX's disaggregated definitions
+  double prefill_alone_ms = 0;                                  // one request's prefill on an idle prefill worker
+  double prefill_batch_ms = 0;                                  // the batch a request is prefilled in, at the steady rate
+  double prefill_batch_requests = 0;                            // requests per prefill batch
+  double prefill_wait_s = 0;                                    // queueing before prefill (incl. users beyond what the system sustains)
+  double prefill_utilisation = 0;                               // rate / full-batch capacity of the prefill workers
+  double kv_bytes_per_request = 0;                              // per GPU on the slower side of the transfer
+  double kv_link_gb_s = 0;                                      // effective one-way link per GPU
+  bool kv_scaleup = true;                                       // the transfer stays inside the scale-up domain
+  double kv_transfer_ms = 0;
+  double decode_batch_per_worker = 0, decode_batch_per_rank = 0;
+  double decode_utilisation = 0;  // sequences decoding / what the decode KV pools hold
+  const char* limit = "users";    // prefill | decode | users (neither side saturated: the closed loop sets the rate)
+};
+DisaggResult estimate_disagg(const PerfSetup& prefill, const PerfSetup& decode, const Gpu& gpu, const DisaggConfig& c);
 
 }  // namespace k3plan

@@ -10,6 +10,8 @@
 namespace k3plan {
 
 Report run_perf(const Catalogue& cat, const PerfOptions& o);
+// `perf` with --prefill-* / --decode-* (run_perf hands over when PerfOptions::disaggregated()).
+Report run_perf_disagg(const Catalogue& cat, const PerfOptions& o);
 Report run_plan(const Catalogue& cat, const PlanOptions& o);
 // Per row, and the median and 90th-percentile absolute percentage error per GPU and engine.
 Report run_perf_validate(const Catalogue& cat);

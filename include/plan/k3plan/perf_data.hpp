@@ -31,11 +31,20 @@ struct EfficiencyTable {
 EfficiencyTable parse_efficiency(const std::string& text, const std::string& origin);
 const EfficiencyTable& embedded_efficiency();
 
+// One side of a disaggregated row: `workers` workers of TP x EP (DP attention), `gpus` on the side.
+struct MeasuredSide {
+  int tp = 1, ep = 1, workers = 1, gpus = 1;
+  bool dp_attention = false;
+};
 struct MeasuredRow {
-  std::string id;  // gpu/engine/precision/spec/tp/ep/dpa/isl/osl/conc
+  std::string id;  // gpu/engine/precision/spec/tp/ep/dpa/isl/osl/conc (disaggregated: gpu/framework/.../pPxLAYOUT-dDxLAYOUT/...)
   std::string gpu, engine, precision, spec;
+  std::string framework;  // as the source names it (dynamo-trt, mori-sglang, ...); "" = engine
   int tp = 1, ep = 1, gpus = 1;
   bool dp_attention = false;
+  bool disagg = false;  // prefill and decode on separate workers: `prefill`, `decode` (tp / ep / dp_attention unused)
+  MeasuredSide prefill, decode;
+  std::string run_url;
   double isl = 0, osl = 0;
   int conc = 1;
   std::string date;
@@ -45,8 +54,10 @@ struct MeasuredRow {
   std::string exclude;  // non-empty: not scored, with the reason
 };
 std::vector<MeasuredRow> parse_measured(const std::string& text, const std::string& origin);
-// Every embedded data/perf/measured-*.yaml, in file-name order; `source` names the files.
-std::vector<MeasuredRow> embedded_measured(std::vector<std::string>* sources = nullptr);
+// Every row of the embedded data/perf/measured-*.yaml, in file-name order, aggregated rows only
+// (the ones factors are fitted on) or, with `disaggregated`, the disaggregated rows only (never
+// fitted on: validated out of sample); `sources` names the files that contributed.
+std::vector<MeasuredRow> embedded_measured(std::vector<std::string>* sources = nullptr, bool disaggregated = false);
 
 // Service levels (data/perf/sla.yaml or a user file): TTFT targets tiered by prompt length and ITL
 // targets per workload, each a figure with its source.

@@ -37,6 +37,16 @@ struct PerfOptions {
   std::optional<std::int64_t> max_num_batched_tokens;
   std::optional<std::int64_t> max_running_requests;  // SGLang --max-running-requests / vLLM --max-num-seqs (default: the engine's)
   std::string efficiency_file;                       // empty = the embedded data/perf/efficiency.yaml
+  // Disaggregated serving (prefill and decode on separate workers): any of these set selects it;
+  // then both --prefill-tp and --decode-tp are required and -n / --tp / --ep / --dp / --pp / --dcp /
+  // --enable-dp-attention are refused. 0 / false = not given.
+  int prefill_workers = 0, prefill_tp = 0, prefill_ep = 0;
+  int decode_workers = 0, decode_tp = 0, decode_ep = 0;
+  bool prefill_dp_attention = false, decode_dp_attention = false;
+  bool disaggregated() const {
+    return prefill_workers || prefill_tp || prefill_ep || decode_workers || decode_tp || decode_ep || prefill_dp_attention ||
+           decode_dp_attention;
+  }
 };
 
 // Memory for a load: one request of ISL + OSL tokens must fit (weights, engine reserve, the KV of
@@ -84,6 +94,44 @@ struct PerfEvaluation {
 // that fits), checks memory and runs the speed model. A deployment that does not fit is a result
 // (mem.fits = false), not an error.
 PerfEvaluation evaluate_perf(const Catalogue& cat, const PerfOptions& o);
+
+// --- disaggregated serving ----------------------------------------------------------------------
+
+// One side of a disaggregated deployment: `workers` workers, each TP x EP with or without DP attention.
+struct DisaggSide {
+  int workers = 1, tp = 1, ep = 1;
+  bool dp_attention = false;
+};
+// The engine layout of one worker: max(TP, EP) GPUs (InferenceX records some DP-attention workers as
+// TP 1 x EP 8: 8 GPUs), DP attention over all of them (SGLang --tp N --dp N --enable-dp-attention).
+Layout disagg_worker_layout(const DisaggSide& s);
+struct DisaggDeployment {
+  DisaggSide prefill_side, decode_side;
+  Layout prefill, decode;            // one worker of each
+  MemCheck prefill_mem, decode_mem;  // one worker: one request must fit; the decode pool caps its running sequences
+  DisaggConfig config;               // speculative decoding left off (predict_disagg sets it)
+  bool fits = false;
+  std::vector<std::string> reasons;  // "prefill: ..." / "decode: ..."
+};
+// Memory of each side and the estimator's configuration. `s` carries the engine, KV dtype, draft
+// layers, and the batch-token / running-request limits when given.
+DisaggDeployment disagg_deployment(const Model& m, const Gpu& g, const std::string& engine, const DisaggSide& prefill,
+                                   const DisaggSide& decode, const EngineSettings& s, double isl, double osl, double scale, int users);
+DisaggResult predict_disagg(const PerfModel& pm, const Gpu& g, const PerfEfficiency& eff, const DisaggDeployment& d, int spec_tokens,
+                            double spec_acceptance);
+
+struct PerfDisaggEvaluation {
+  Model model;  // with the precision applied
+  std::string precision;
+  const Gpu* gpu = nullptr;
+  PerfEfficiency eff;
+  PerfModel pm;
+  DisaggDeployment deployment;
+  DisaggResult result;
+};
+// `perf` with the prefill / decode options: validates them (InputError, exit 2), checks memory per
+// side and runs estimate_disagg().
+PerfDisaggEvaluation evaluate_perf_disagg(const Catalogue& cat, const PerfOptions& o);
 
 // --- the search -------------------------------------------------------------------------------
 
@@ -167,7 +215,7 @@ struct PlanResult {
   std::map<std::string, NoFit> no_fit;  // gpu id -> the first reason nothing fit
   std::vector<std::string> price_notes;
   std::vector<std::string> factor_assumptions;  // of every (GPU, engine) searched
-  std::size_t search_cells = 0;  // (GPU, precision, engine, GPU count) cells searched: at most kMaxSearchCells
+  std::size_t search_cells = 0;                 // (GPU, precision, engine, GPU count) cells searched: at most kMaxSearchCells
   std::size_t evaluated = 0, fit_checks = 0;
   double search_ms = 0, perf_seconds = 0;
   const PlanCandidate* win() const { return winner < 0 ? nullptr : &candidates[static_cast<std::size_t>(winner)]; }
@@ -200,8 +248,21 @@ struct PerfValidationRow {
   double unseen_tput = 0, unseen_tpot = 0, unseen_ttft = 0;
   std::string unseen_from;  // the family/engine the unseen factors were derived from
 };
+// A disaggregated row: predicted with the factors of its family fitted on aggregated rows only, so
+// out of sample (no disaggregated row fits any factor).
+struct PerfDisaggValidationRow {
+  MeasuredRow row;
+  DisaggDeployment deployment;
+  std::string family;
+  std::string group;  // gpu/framework[+mtp]
+  bool calibrated = false;
+  DisaggResult pred;
+  double ape_tput = 0, ape_tpot = 0, ape_ttft = 0;
+};
 struct PerfValidation {
   std::vector<PerfValidationRow> rows;
+  std::vector<PerfDisaggValidationRow> disagg;
+  std::vector<std::string> disagg_sources;
   std::vector<std::string> sources;  // the measured files
   std::vector<std::string> assumptions;
 };

@@ -1,0 +1,215 @@
+// Disaggregated serving (prefill and decode workers on separate GPUs): `k3plan perf --prefill-* /
+// --decode-*` through the real binary, the estimator's mechanism (calc/perf.cpp estimate_disagg), and
+// the out-of-sample validation rows (data/perf/measured-disagg-dsr1.yaml), which nothing is fitted on.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <k3plan/calibrate.hpp>
+#include <k3plan/error.hpp>
+#include <k3plan/perf.hpp>
+#include <k3plan/perf_cmd.hpp>
+
+#include "support.hpp"
+
+using namespace k3plan;
+using k3plan_test::cat;
+using k3plan_test::expect_usage_error;
+using k3plan_test::run;
+
+namespace {
+nlohmann::json perf_json(const std::vector<std::string>& extra) {
+  std::vector<std::string> args{"perf", "-m", "deepseek-r1-0528", "-f", "json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto r = run(args);
+  INFO(r.cmdline << "\n" << r.err);
+  REQUIRE(r.code == 0);
+  return nlohmann::json::parse(r.out);
+}
+const nlohmann::json& group(const nlohmann::json& summary, const std::string& name) {
+  for (const auto& s : summary)
+    if (s["group"] == name) return s;
+  FAIL("no summary row " << name);
+  return summary[0];
+}
+}  // namespace
+
+TEST_CASE("a disaggregated DeepSeek-R1 deployment on GB200 predicted through the CLI from its inputs") {
+  // 2 prefill workers of TP4 EP4 DP-attention, 1 decode worker of TP16 EP16 DP-attention, MTP 3 at 0.5
+  const auto j = perf_json({"-g",
+                            "gb200",
+                            "--engine",
+                            "trt",
+                            "--expert-precision",
+                            "nvfp4",
+                            "--kv-dtype",
+                            "fp8",
+                            "--prefill-workers",
+                            "2",
+                            "--prefill-tp",
+                            "4",
+                            "--prefill-ep",
+                            "4",
+                            "--prefill-dp-attention",
+                            "--decode-tp",
+                            "16",
+                            "--decode-ep",
+                            "16",
+                            "--decode-dp-attention",
+                            "--isl",
+                            "8192",
+                            "--osl",
+                            "1024",
+                            "-c",
+                            "256",
+                            "--spec-tokens",
+                            "3",
+                            "--spec-acceptance",
+                            "0.5"});
+  CHECK(j["disaggregated"].get<bool>());
+  CHECK(j["gpus"].get<int>() == 24);
+  CHECK(j["prefill"]["gpus"].get<int>() == 8);
+  CHECK(j["decode"]["gpus"].get<int>() == 16);
+  const auto& b = j["breakdown"];
+  const double rps = j["requests_per_s"].get<double>();
+  const auto& tp = j["throughput_per_gpu"];
+  // throughput per GPU = the system's request rate x tokens / all GPUs; per side as InferenceX counts it
+  CHECK(tp["total"].get<double>() == Approx(rps * (8192 + 1024) / 24));
+  CHECK(tp["input_per_prefill_gpu"].get<double>() == Approx(rps * 8192 / 8));
+  CHECK(tp["output_per_decode_gpu"].get<double>() == Approx(rps * 1024 / 16));
+  // KV transfer: ISL tokens of the KV calculator's per-GPU bytes (MLA latent replicated on every
+  // rank), over NVLink (24 GPUs inside the NVL72 domain): 1800 / 2 GB/s one way x comm_efficiency
+  const Gpu& g = cat().gpu("gb200");
+  const PerfEfficiency eff = embedded_efficiency().lookup(g, "trt", "fp4");
+  const Model m = with_precision(cat().model("deepseek-r1-0528"), "", "nvfp4");
+  const PerfModel pm = prepare_perf_model(m, "fp8");
+  const double kv = pm.kv_at(1).bytes_per_sequence(8192);
+  CHECK(kv == Approx(pm.kv_at(4).bytes_per_sequence(8192)));  // MLA: the same on either side
+  CHECK(b["kv_bytes_per_request_per_gpu"].get<double>() == Approx(kv));
+  CHECK(b["kv_link"] == "scale-up");
+  CHECK(b["kv_link_gb_s"].get<double>() == Approx(900 * eff.comm_efficiency));
+  CHECK(b["kv_transfer_ms"].get<double>() == Approx((eff.comm_latency_us * 1e-6 + kv / (900e9 * eff.comm_efficiency)) * 1e3));
+  // decode: the aggregated decode step of one TP16 EP16 DP16 worker at its batch, spread over 16 ranks
+  const double per_worker = b["decode_batch_per_worker"].get<double>();
+  CHECK(b["decode_batch_per_rank"].get<double>() == Approx(per_worker / 16));
+  PerfConfig dc;
+  dc.layout.tp = 16;
+  dc.layout.ep = 16;
+  dc.layout.dp = 16;
+  dc.layout.dp_attention = true;
+  dc.spec_tokens = 3;
+  dc.spec_acceptance = 0.5;
+  const DecodeStep step = decode_step(pm, g, eff, dc, per_worker, 8192 + 1024 / 2.0);
+  CHECK(b["decode_step_ms"].get<double>() == Approx(step.t_step_ms));
+  CHECK(b["tokens_per_step"].get<double>() == Approx(1.875));  // (1 - 0.5^4) / (1 - 0.5)
+  const double tpot = j["tpot_ms"].get<double>();
+  CHECK(tpot == Approx(step.t_step_ms / 1.875));
+  // Little's law on the decode side, and the closed loop: 256 users = rate x end-to-end latency
+  CHECK(per_worker == Approx(rps * 1023 * tpot / 1e3).epsilon(1e-4));
+  CHECK(rps * j["e2e_latency_s"].get<double>() == Approx(256).epsilon(1e-4));
+  // TTFT = prefill wait + the request's prefill batch + KV transfer + half a decode step + overhead
+  CHECK(j["ttft_s"].get<double>() ==
+        Approx(b["prefill_wait_s"].get<double>() + b["prefill_batch_ms"].get<double>() / 1e3 + b["kv_transfer_ms"].get<double>() / 1e3 +
+               0.5 * step.t_step_ms / 1e3 + eff.ttft_overhead_ms / 1e3));
+  // one prompt alone: the aggregated prefill of one TP4 EP4 DP4 worker (TensorRT-LLM's 8192-token batch)
+  PerfConfig pc;
+  pc.layout.tp = 4;
+  pc.layout.ep = 4;
+  pc.layout.dp = 4;
+  pc.layout.dp_attention = true;
+  pc.prefill_chunk = 8192;
+  CHECK(b["prefill_alone_ms"].get<double>() == Approx(prefill_ms(pm, g, eff, pc, 8192)));
+  CHECK(j["fits"].get<bool>());
+}
+
+TEST_CASE("disaggregated: outside one scale-up domain the KV cache crosses the scale-out link") {
+  const auto j = perf_json(
+      {"-g", "b200", "--prefill-tp", "8", "--decode-tp", "8", "--decode-workers", "2", "--isl", "1024", "--osl", "1024", "-c", "64"});
+  const PerfEfficiency eff = embedded_efficiency().lookup(cat().gpu("b200"), "sglang", "fp8");
+  CHECK(j["gpus"].get<int>() == 24);
+  CHECK(j["breakdown"]["kv_link"] == "scale-out");
+  CHECK(j["breakdown"]["kv_link_gb_s"].get<double>() == Approx(eff.scaleout_gb_s * eff.comm_efficiency));
+  // 64 users over two decode workers of TP8 (no DP attention): one batch per worker
+  CHECK(j["breakdown"]["decode_batch_per_rank"].get<double>() == Approx(j["breakdown"]["decode_batch_per_worker"].get<double>()));
+}
+
+TEST_CASE("disaggregated: more decode workers shorten TPOT and fewer prefill workers lengthen TTFT") {
+  auto with = [&](const std::string& isl, std::vector<std::string> extra) {
+    std::vector<std::string> a{"-g", "h200", "--prefill-tp", "8", "--decode-tp", "8", "--isl", isl, "--osl", "1024"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return perf_json(a);
+  };
+  // 128 users of 1k/1k: the decode KV pools are not full, so spreading them over 3 workers shrinks the batch
+  const auto one = with("1024", {"-c", "128", "--decode-workers", "1"});
+  const auto three = with("1024", {"-c", "128", "--decode-workers", "3"});
+  CHECK(one["limit"] == "users");
+  CHECK(three["breakdown"]["decode_batch_per_worker"].get<double>() < one["breakdown"]["decode_batch_per_worker"].get<double>());
+  CHECK(three["tpot_ms"].get<double>() < one["tpot_ms"].get<double>());
+  // 256 users of 8k prompts: one TP8 prefill worker saturates, two share the queue
+  const auto p1 = with("8192", {"-c", "256", "--prefill-workers", "1", "--decode-workers", "3"});
+  const auto p2 = with("8192", {"-c", "256", "--prefill-workers", "2", "--decode-workers", "3"});
+  CHECK(p1["ttft_s"].get<double>() > p2["ttft_s"].get<double>());
+  CHECK(p1["breakdown"]["prefill_utilisation"].get<double>() > p2["breakdown"]["prefill_utilisation"].get<double>());
+  CHECK(p1["limit"] == "prefill");
+  // 8k prompts on one TP8 decode worker of H200 (bf16 KV): its KV pool, not the users, sets the rate
+  const auto kv = with("8192", {"-c", "256", "--prefill-workers", "2", "--decode-workers", "1"});
+  CHECK(kv["limit"] == "decode");
+  CHECK(kv["breakdown"]["decode_batch_per_worker"].get<double>() == Approx(kv["breakdown"]["decode_max_running_per_worker"].get<double>()));
+}
+
+TEST_CASE("disaggregated perf: bad input exits 2 with one line") {
+  const std::vector<std::string> m{"perf", "-m", "deepseek-r1-0528", "-g", "b200"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = m;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  expect_usage_error(with({"--decode-tp", "8"}), {"--prefill-tp"});
+  expect_usage_error(with({"--prefill-workers", "2", "--prefill-tp", "8"}), {"--decode-tp"});
+  expect_usage_error(with({"--prefill-tp", "8", "--decode-tp", "8", "--tp", "8"}), {"per side"});
+  expect_usage_error(with({"--prefill-tp", "8", "--decode-tp", "8", "-n", "16"}), {"per side"});
+  expect_usage_error(with({"--prefill-tp", "8", "--decode-tp", "8", "--decode-ep", "16"}), {"--decode-ep 16"});
+  expect_usage_error(with({"--prefill-tp", "8", "--decode-tp", "8", "--decode-workers", "0"}));
+  expect_usage_error(with({"--engine", "vllm", "--prefill-tp", "8", "--decode-tp", "8", "--decode-dp-attention"}), {"vllm"});
+}
+
+TEST_CASE("disaggregated rows are never fitted on and are validated out of sample") {
+  std::vector<std::string> src;
+  const auto rows = embedded_measured(&src, true);
+  CHECK(rows.size() == 90);  // every disagg = 1 row of the latest InferenceX fixture
+  REQUIRE(src.size() == 1);
+  CHECK(src[0] == "data/perf/measured-disagg-dsr1.yaml");
+  for (const auto& r : embedded_measured()) CHECK_FALSE(r.disagg);  // what calibration and bench/perf_fit read
+  int excluded = 0;
+  for (const auto& r : rows) {
+    INFO(r.id);
+    CHECK(r.disagg);
+    CHECK(r.run_url.rfind("https://github.com/SemiAnalysisAI/InferenceX/actions/runs/", 0) == 0);
+    CHECK(r.gpus == r.prefill.gpus + r.decode.gpus);
+    // each side's GPUs = workers x the worker layout's GPUs, except the one row marked excluded
+    const int pg = r.prefill.workers * disagg_worker_layout({r.prefill.workers, r.prefill.tp, r.prefill.ep, r.prefill.dp_attention}).tp;
+    const int dg = r.decode.workers * disagg_worker_layout({r.decode.workers, r.decode.tp, r.decode.ep, r.decode.dp_attention}).tp;
+    if (r.exclude.empty()) {
+      CHECK(pg == r.prefill.gpus);
+      CHECK(dg == r.decode.gpus);
+    } else {
+      ++excluded;
+      CHECK((pg != r.prefill.gpus || dg != r.decode.gpus));
+    }
+  }
+  CHECK(excluded == 1);
+  CHECK_THROWS_AS(prepare_calibration(cat(), {rows.front()}), InputError);
+
+  const Report r = run_perf_validate(cat());
+  const auto& d = r.data["disaggregated"];
+  CHECK(d["rows"].size() == 90);
+  const auto& all = group(d["summary"], "all disaggregated");
+  CHECK(all["rows"].get<int>() == 89);
+  // what is reached today, out of sample (docs/perf-validation.md): about 21% / 19% median
+  CHECK(all["tput_median_ape_pct"].get<double>() < 25);
+  CHECK(all["tpot_median_ape_pct"].get<double>() < 25);
+  for (const char* gname : {"b200/dynamo-trt", "b200/dynamo-sglang", "h200/dynamo-trt", "h200/dynamo-sglang", "mi355x/mori-sglang"}) {
+    INFO(gname);
+    CHECK(group(d["summary"], gname)["rows"].get<int>() >= 4);
+  }
+  // the aggregated tables are what they were: disaggregated rows are in their own section
+  CHECK(r.data["rows"].size() == 165);
+}
