@@ -377,7 +377,7 @@ TEST_CASE("check: memory headroom under 5% is a warning", "[check]") {
   TempDir dir;
   const std::string f =
       dir.write("tight.yaml",
-                "model: kimi-k3\ngpu: b300\ngpus: 8\nengine: sglang\nparallel: {tp: 8, ep: 8}\ncontext: 140k\nusers: 8\nkv_dtype: fp8\n");
+                "model: kimi-k3\ngpu: b300\ngpus: 8\nengine: sglang\nparallel: {tp: 8, ep: 8}\ncontext: 138k\nusers: 8\nkv_dtype: fp8\n");
   const Report r = check_file(f);
   INFO(dump_findings(r));
   CHECK(r.exit_code == 0);

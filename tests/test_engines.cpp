@@ -1,5 +1,8 @@
 // Engine models against what the engines print for configurations nobody tuned for. The published
 // figures are test expectations only; src/ holds the mechanisms (src/engines/).
+#include <k3plan/budget.hpp>
+#include <k3plan/engine.hpp>
+#include <k3plan/engine_version.hpp>
 #include <nlohmann/json.hpp>
 
 #include "support.hpp"
@@ -118,4 +121,55 @@ TEST_CASE("SGLang gives DeepSeek sparse attention an fp8 KV cache on Blackwell a
   const json bf16 = fit_json({"-m", "deepseek-v3.2", "-g", "b200", "-n", "8", "-c", "128k", "--kv-dtype", "bf16"});
   CHECK(bf16.at("kv_dtype") == "bf16");
   CHECK(b200.at("per_gpu").at("kv_bytes_per_token").get<double>() < 0.7 * bf16.at("per_gpu").at("kv_bytes_per_token").get<double>());
+}
+
+// SGLang's memory before the weights: the window's figure is nvidia-smi's total less the free
+// memory SGLang logs at "Load weight begin", and that free memory is of CUDA's smaller total, so
+// the gap between the two totals comes off (data/engines/sglang.yaml, src/engines/sglang.cpp)
+TEST_CASE("SGLang counts memory before the weights against the total nvidia-smi reports", "[engines][sglang]") {
+  const k3plan::EngineVersion& v = k3plan::engine_version_for(k3plan::Engine::sglang, "0.4.6");
+  auto overhead = [](const std::string& gpu) {
+    return fit_json({"-m", "llama-3.1-8b", "-g", gpu, "-n", "1", "--engine", "sglang", "--engine-version", "0.4.6"})
+        .at("per_gpu")
+        .at("overhead_bytes")
+        .get<double>();
+  };
+  const k3plan::Gpu& h100 = cat().gpu("h100");
+  REQUIRE(h100.reported_bytes() > h100.engine_bytes());
+  CHECK(overhead("h100") == Approx(v.context_tp1_gib * 1073741824.0 - (h100.reported_bytes() - h100.engine_bytes())));
+  // no separate CUDA total in the catalogue: the figure as it is
+  const k3plan::Gpu& b200 = cat().gpu("b200");
+  REQUIRE(b200.reported_bytes() == b200.engine_bytes());
+  CHECK(overhead("b200") == Approx(v.context_tp1_gib * 1073741824.0));
+}
+
+// models/deepseek_v2.py (@ v0.4.6.post2): the embedding is whole on every rank under DP attention
+// (attention-TP group of tp / dp ranks from v0.5.8), the RoPE cache is float32 on CUDA, and
+// post_load_weights keeps w_kc / w_vc as copies of kv_b_proj
+TEST_CASE("SGLang DeepSeek weights count the embedding under DP attention and the fp32 RoPE cache and the w_kc and w_vc copies",
+          "[engines][sglang]") {
+  const k3plan::Model& m = cat().model("deepseek-v3");
+  const k3plan::Gpu& gpu = cat().gpu("h200");
+  const k3plan::EngineModel& sg = k3plan::engine_model(k3plan::Engine::sglang, "0.4.6");
+  k3plan::EngineSettings s;
+  s.engine = k3plan::Engine::sglang;
+  s.engine_version = "0.4.6";
+  k3plan::Layout tp8;
+  tp8.tp = 8;
+  k3plan::Layout dpa = tp8;
+  dpa.dp = 8;
+  dpa.dp_attention = true;
+  const double vh = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size);
+  const double rope = 64.0 * 4 * static_cast<double>(m.rope_cache_positions > 0 ? m.rope_cache_positions : m.max_context);
+  // the embedding stage alone (no layers): bf16 embedding plus the fp32 RoPE cache
+  CHECK(sg.stage_weights_bytes(m, gpu, tp8, s, 0, 0, true, false) == Approx(vh * 2 / 8 + rope));
+  CHECK(sg.stage_weights_bytes(m, gpu, dpa, s, 0, 0, true, false) == Approx(vh * 2 + rope));
+  // one MLA layer (the first, dense) at TP8: kv_b_proj's rank share once more, in fp8
+  const auto& b = m.blocks[static_cast<std::size_t>(m.layers[0])];
+  const double kv_b = static_cast<double>(b.kv_lora_rank) * b.num_heads * (b.qk_nope_head_dim + b.v_head_dim) / 8;
+  const k3plan::EngineModel& vl = k3plan::engine_model(k3plan::Engine::vllm);
+  k3plan::EngineSettings sv;
+  sv.engine = k3plan::Engine::vllm;
+  CHECK(sg.stage_weights_bytes(m, gpu, tp8, s, 0, 1, false, false) - vl.stage_weights_bytes(m, gpu, tp8, sv, 0, 1, false, false) ==
+        Approx(kv_b * 1.0));
 }

@@ -114,6 +114,14 @@ double EngineModel::stage_weights_bytes(const Model& m, const Gpu& gpu, const La
     const auto& b = m.blocks[static_cast<std::size_t>(m.layers[static_cast<std::size_t>(i)])];
     const double all = attention_params(m, b), rep = attention_replicated_params(m, b);
     add(ParamGroup::attention, rep + (all - rep) / attn_tp);
+    // w_kc / w_vc: contiguous copies of this rank's kv_b_proj next to it (fp8 stays fp8; the
+    // int8 and AWQ paths dequantize to the model dtype); the engine's rule is where it is overridden
+    if (b.kind == AttnKind::mla && mla_absorbed_copies()) {
+      const std::string p = uniform.empty() ? m.precision_of(ParamGroup::attention) : uniform;
+      const double copy_bytes = p.find("fp8") != std::string::npos ? 1.0 : model_dtype_bytes(m);
+      const double kv_b = static_cast<double>(b.kv_lora_rank) * b.num_heads * (static_cast<double>(b.qk_nope_head_dim) + b.v_head_dim);
+      bytes += kv_b / attn_tp * copy_bytes;
+    }
     add(ParamGroup::norms, b.has_mlp && b.kind != AttnKind::none ? 2 * h : h);
     if (!b.has_mlp) continue;
     if (m.is_moe_layer(i)) {
@@ -137,7 +145,7 @@ double EngineModel::stage_weights_bytes(const Model& m, const Gpu& gpu, const La
     }
   }
   const double vh = static_cast<double>(m.vocab_size) * h;
-  if (has_embed) add(ParamGroup::embedding, vh / tp);  // vocab-parallel
+  if (has_embed) add(ParamGroup::embedding, vh / std::max(1, embedding_split(m, l)));  // vocab-parallel
   if (has_head && (!m.tie_word_embeddings || !has_embed)) add(ParamGroup::lm_head, vh / tp);
   if (has_head) add(ParamGroup::norms, h);
   // vision tower on the first stage: split by TP where the engine shards it (vLLM
@@ -148,7 +156,7 @@ double EngineModel::stage_weights_bytes(const Model& m, const Gpu& gpu, const La
   // context asked for; x the factor of linear scaling, one per distinct rope: Model::
   // rope_cache_positions) in the model dtype: vllm/model_executor/layers/rotary_embedding
   const double rope_positions = static_cast<double>(m.rope_cache_positions > 0 ? m.rope_cache_positions : m.max_context);
-  if (has_embed && rope_cache_in_weights()) bytes += rope_positions * rotary_dim(m) * dtype_bytes;
+  if (has_embed && rope_cache_in_weights()) bytes += rope_positions * rotary_dim(m) * (rope_cache_fp32(gpu) ? 4.0 : dtype_bytes);
   return bytes;
 }
 

@@ -198,10 +198,15 @@ class Sglang final : public EngineModel {
     return d;
   }
 
+  // Memory in use when ModelRunner.load_model logs "Load weight begin. avail mem" (free memory,
+  // of the total torch.cuda.mem_get_info reports). The window's figures are the device total
+  // nvidia-smi / rocm-smi prints less that free memory (data/engines/sglang.yaml), so the part of
+  // that total the driver never hands out (reported - engine total) is taken off again
   double context_bytes(const Gpu& gpu, int tp) const {
     const auto& v = version();
-    if (on_rocm(gpu)) return (tp > 1 ? v.context_rocm_tp8_gib : v.context_rocm_tp1_gib) * kGiB;
-    return (tp >= 8 ? v.context_tp8_gib : tp > 1 ? v.context_tp4_gib : v.context_tp1_gib) * kGiB;
+    const double nvidia = tp >= 8 ? v.context_tp8_gib : tp > 1 ? v.context_tp4_gib : v.context_tp1_gib;
+    const double fig = on_rocm(gpu) ? (tp > 1 ? v.context_rocm_tp8_gib : v.context_rocm_tp1_gib) : nvidia;
+    return std::max(0.0, fig * kGiB - std::max(0.0, gpu.reported_bytes() - gpu.engine_bytes()));
   }
 
   // _calculate_mamba_ratio: 1 without the radix cache; else 3, +2 with extra_buffer (overlap
@@ -415,7 +420,8 @@ class Sglang final : public EngineModel {
     std::vector<std::string> a;
     a.push_back(
         fmt::format("{}: memory before the weights load (CUDA context, NCCL) {:.2f} / {:.2f} / {:.2f} GiB at TP1 / 2-4 / 8+ "
-                    "(public start-up logs); activations and CUDA graphs live in the (1 - mem_fraction_static) reserve",
+                    "of the device total nvidia-smi reports (public start-up logs); activations and CUDA graphs live in the "
+                    "(1 - mem_fraction_static) reserve",
                     label(), version().context_tp1_gib, version().context_tp4_gib, version().context_tp8_gib));
     for (const auto& b : m.blocks)
       if (b.is_linear()) {
@@ -430,6 +436,27 @@ class Sglang final : public EngineModel {
 
  protected:
   bool latent_proj_replicated() const override { return version().latent_moe_replicated; }
+  // RoPE: one cos/sin cache per distinct rope (layers/rotary_embedding.py get_rope, _ROPE_DICT),
+  // built on the GPU inside load_model's measurement and kept in float32 on CUDA ("cache needs to
+  // be in FP32 for numerical stability"; cast to the model dtype elsewhere, e.g. ROCm) @ v0.4.6.post2
+  // (9858113c3), the same at v0.5.9; 0.4.0-0.4.1 used vLLM's get_rope (model dtype), which the 0.4
+  // window does not tell apart
+  bool rope_cache_in_weights() const override { return true; }
+  bool rope_cache_fp32(const Gpu& gpu) const override { return !on_rocm(gpu); }
+  // MLA: DeepseekV2ForCausalLM.post_load_weights sets self_attn.w_kc =
+  // w_kc.transpose(1, 2).contiguous().transpose(1, 2) and w_vc = w_vc.contiguous() from kv_b_proj's
+  // weight (requantized to per-tensor fp8 on the block-fp8 path without DeepGEMM, dequantized to
+  // bf16 for int8 / AWQ) while kv_b_proj stays for the MHA prefill path: one more copy of
+  // kv_b_proj per MLA layer (models/deepseek_v2.py @ v0.4.6.post2, 9858113c3; the same lines from
+  // v0.4.0 to v0.5.9)
+  bool mla_absorbed_copies() const override { return true; }
+  // DeepSeek's model file builds the input embedding with enable_tp=not enable_dp_attention (whole
+  // on every rank; models/deepseek_v2.py DeepseekV2Model @ v0.4.6.post2, 9858113c3, the same from
+  // v0.4.0 to v0.5.7) and from v0.5.8 with use_attn_tp_group (split over the attention-TP group of
+  // tp / dp ranks); k3plan uses the attention-TP group for every window, the same when dp = tp.
+  // The lm_head stays split over the TP group (enable_dp_lm_head is off by default). Taken for the
+  // MLA models, which are the ones that file (and its derivatives) builds
+  int embedding_split(const Model& m, const Layout& l) const override { return l.dp_attention && has_mla(m) ? attention_tp(l) : l.tp; }
   // Shared-experts fusion as 0.4.6-0.4.6.post5 do it (python/sglang/srt/models/deepseek_v2.py
   // DeepseekV3ForCausalLM.determine_n_share_experts_fusion and load_weights @ v0.4.6.post2,
   // 9858113c3; on by default from d9dd52985, PR #5571, until 81964328b, PR #6736, set it to

@@ -141,6 +141,11 @@ class EngineModel {
   // the whole shared expert on every rank (not its 1/TP share)
   virtual bool shared_experts_whole(const Model&, const Gpu&) const { return false; }
   virtual bool rope_cache_in_weights() const { return false; }
+  virtual bool rope_cache_fp32(const Gpu&) const { return false; }  // the cos/sin cache kept in float32
+  // MLA layers also hold the absorbed K/V up-projections (w_kc, w_vc) as copies of kv_b_proj
+  virtual bool mla_absorbed_copies() const { return false; }
+  // ranks the input embedding is split over (vocab-parallel over the TP group unless the engine says)
+  virtual int embedding_split(const Model&, const Layout& l) const { return l.tp; }
   virtual bool vision_sharded() const { return false; }
 
  private:
