@@ -132,9 +132,27 @@ TEST_CASE("SGLang from 0.5.10 reserves the prefill CUDA graphs too: 58 sizes x 8
         Approx(std::round((81559 - 13.5 * 1024) / 81559 * 1000) / 1000));
 }
 
+// vllm/engine/arg_utils.py _set_default_args_v1: from 0.9.0 an A100 gets the small batch defaults
+// whatever its memory (tests/data/logs/vllm/gpt-oss-120b-a100-tp4-ray-v01011.log: 2048 tokens)
+TEST_CASE("vLLM gives an 80 GB A100 the small batch defaults from 0.9.0 on and an H100 the large ones") {
+  EngineSettings s;
+  s.engine = Engine::vllm;
+  auto d = [&](const char* version, const char* gpu) {
+    return engine_model(Engine::vllm, version).defaults(Model{}, cat().validation_gpu(gpu), Layout{}, s, 1);
+  };
+  CHECK(d("0.10.1.1", "a100-80gb").max_num_batched_tokens == 2048);
+  CHECK(d("0.10.1.1", "a100-80gb").max_num_seqs == 256);
+  CHECK(d("v0.9.0", "a100-80gb").max_num_batched_tokens == 2048);
+  CHECK(d("main", "a100-80gb").max_num_seqs == 256);
+  CHECK(d("0.8.5", "a100-80gb").max_num_batched_tokens == 8192);
+  CHECK(d("0.10.1.1", "h100").max_num_batched_tokens == 8192);
+  CHECK(d("0.10.1.1", "h100").max_num_seqs == 1024);
+}
+
 TEST_CASE("an engine release maps to the window that covers it, and an unknown one lists the windows") {
   CHECK(engine_model(Engine::vllm, "0.10.1.1").version().id == "0.9.1");
-  CHECK(engine_model(Engine::vllm, "v0.9.0").version().id == "0.8");
+  CHECK(engine_model(Engine::vllm, "v0.9.0").version().id == "0.9.0");
+  CHECK(engine_model(Engine::vllm, "0.8.5").version().id == "0.8");
   CHECK(engine_model(Engine::vllm, "v0.9.2").version().id == "0.9.1");
   CHECK(engine_model(Engine::sglang, "0.5.8.post1").version().id == "0.5.3");
   // SGLang's reserved-by-GPU-class default landed between the 0.4.7 and 0.4.7.post1 bumps

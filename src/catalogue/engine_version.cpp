@@ -89,6 +89,7 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
                 "rope_cache_full",
                 "mxfp4_moe_pad",
                 "moe_workspace_persistent",
+                "batch_defaults_skip_a100",
                 "mem_fraction_rule",
                 "prefill_graph_reserve",
                 "mamba_full_memory_ratio",
@@ -131,6 +132,7 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
   v.non_torch_pp_gib = r.number(n, "non_torch_pp_gib", ctx, false, v.non_torch_pp_gib, 0, 64);
   v.rope_cache_full = r.boolean(n, "rope_cache_full", ctx, v.rope_cache_full);
   v.moe_workspace_persistent = r.boolean(n, "moe_workspace_persistent", ctx, v.moe_workspace_persistent);
+  v.batch_defaults_skip_a100 = r.boolean(n, "batch_defaults_skip_a100", ctx, v.batch_defaults_skip_a100);
   if (r.has(n, "mxfp4_moe_pad")) {
     const YAML::Node pads = n["mxfp4_moe_pad"];
     r.check_keys(pads, {"sm80", "sm90", "sm100", "sm120", "rocm"}, ctx + ".mxfp4_moe_pad");

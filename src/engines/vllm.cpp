@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <k3plan/ascii.hpp>
 #include <k3plan/budget.hpp>
 #include <k3plan/engine_log.hpp>
 #include <k3plan/units.hpp>
@@ -105,10 +106,17 @@ class Vllm final : public EngineModel {
   }
 
   // vllm/engine/arg_utils.py get_batch_defaults: GPUs with at least 70 GiB get 8192 batched
-  // tokens and 1024 sequences for the OpenAI server, smaller ones 2048 / 256.
+  // tokens and 1024 sequences for the OpenAI server, smaller ones 2048 / 256; from 0.9.0 an A100
+  // gets the small ones whatever its memory ("a100" not in device_name, _set_default_args_v1 @
+  // v0.9.0 .. v0.19.0 and main). 0.8.0-0.8.4 chose by the name ("h100" / "h200"), not modelled.
   EngineDefaults defaults(const Model& m, const Gpu& gpu, const Layout&, const EngineSettings& s, std::int64_t) const override {
     EngineDefaults d;
-    const bool big = gpu.reported_bytes() >= 70 * kGiB;
+    auto named = [&](const char* what) {
+      for (const std::string& t : {gpu.id, gpu.name})
+        if (ascii_lower(t).find(what) != std::string::npos) return true;
+      return false;
+    };
+    const bool big = gpu.reported_bytes() >= 70 * kGiB && !(version().batch_defaults_skip_a100 && named("a100"));
     d.memory_fraction = s.gpu_memory_utilization > 0 ? s.gpu_memory_utilization : version().gpu_memory_utilization;
     d.max_num_batched_tokens = s.max_num_batched_tokens > 0 ? s.max_num_batched_tokens : (big ? 8192 : 2048);
     d.max_num_seqs = s.max_num_seqs > 0 ? s.max_num_seqs : (big ? 1024 : 256);
@@ -268,9 +276,19 @@ class Vllm final : public EngineModel {
       const double width = static_cast<double>(m.moe->expert_intermediate_size) / (l.ep > 1 ? 1.0 : std::max(1, l.tp * l.dp));
       const double n = 2 * width, k = static_cast<double>(m.moe->latent_size > 0 ? m.moe->latent_size : m.hidden_size);
       const double topk = m.moe->experts_per_token;
-      if (!persistent)  // fused_experts_impl's cache13 and cache2 (above)
+      if (!persistent) {
+        // fused_experts_impl's cache13 and cache2 (above)
         moe = mt * topk * (std::max(n, k) + n / 2) * elem;
-      else if (m.precision_of(ParamGroup::routed_experts) == "mxfp4")
+        // block-FP8 experts (use_fp8_w8a8 with a block shape): moe_kernel_prepare_input quantizes
+        // both GEMM inputs with per_token_group_quant_fp8, 1 B per element plus an fp32 scale per
+        // 128, and the first copy is still live at the second GEMM (fused_moe.py @ v0.8.4)
+        if (fp8_block(m.precision_of(ParamGroup::routed_experts))) moe += mt * (k + topk * n / 2) * (1.0 + 4.0 / 128.0);
+        // live around the experts call (deepseek_v2.py DeepseekV2DecoderLayer / DeepseekV2MoE.forward
+        // @ v0.8.4): the residual, the layer's input (the experts write their sum into it in place)
+        // and the shared experts' output, computed before the routed experts
+        const double live = 2.0 + (m.moe->shared_experts > 0 ? 1.0 : 0.0);
+        moe += live * static_cast<double>(tokens) * static_cast<double>(m.hidden_size) * elem;
+      } else if (m.precision_of(ParamGroup::routed_experts) == "mxfp4")
         // OAITritonExperts (gpt_oss_triton_kernels_moe.py @ v0.19.0): its own scratch lives inside
         // the kernel; the modular kernel keeps M x top_k x N/2 and the M x K output
         moe = mt * (topk * n / 2 + k) * elem;

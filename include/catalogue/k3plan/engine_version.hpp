@@ -45,6 +45,9 @@ struct EngineVersion {
   // SharedResizableBuffer, then v1/worker/workspace.py WorkspaceManager from 0.13), so they are
   // still allocated while the profile's sampler runs: the activation peak is their sum.
   bool moe_workspace_persistent = false;
+  // 0.9.0 on: the large batch defaults (8192 batched tokens, 1024 sequences for the server) need
+  // at least 70 GiB and a device name without "a100" (vllm/engine/arg_utils.py, PR #17885)
+  bool batch_defaults_skip_a100 = false;
 
   // --- SGLang (docs/engine-sources/sglang.md has each rule with its commit)
   std::string mem_fraction_rule =
