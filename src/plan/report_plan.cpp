@@ -15,6 +15,7 @@
 #include <k3plan/launch.hpp>
 #include <k3plan/perf.hpp>
 #include <k3plan/perf_data.hpp>
+#include <k3plan/plan.hpp>
 #include <k3plan/report_plan.hpp>
 #include <k3plan/units.hpp>
 #include <limits>
@@ -40,33 +41,6 @@ std::string today() {
   return buf;
 }
 
-// data/perf/sla.yaml: the TTFT tier for a prompt length and the ITL target of a workload.
-struct SlaTargets {
-  double ttft_ms = std::numeric_limits<double>::infinity();
-  double itl_ms = std::numeric_limits<double>::infinity();
-  std::string source;
-  std::vector<std::string> assumptions;
-};
-
-SlaTargets sla_targets(double isl, const std::string& workload) {
-  SlaTargets t;
-  const Sla sla = embedded_sla();
-  t.source = sla.source;
-  for (const auto& [max_prompt, target] : sla.ttft_tiers)
-    if (isl <= max_prompt) {
-      t.ttft_ms = target.value;
-      if (target.assumed)
-        t.assumptions.push_back(fmt::format("SLA TTFT {:g} ms for prompts up to {}: {}", t.ttft_ms, fmt_int(max_prompt), target.reason));
-      break;
-    }
-  const auto it = sla.itl.find(workload);
-  if (it == sla.itl.end())
-    throw InputError(fmt::format("--workload '{}': data/perf/sla.yaml has no ITL target for it (use chat or agentic)", workload));
-  t.itl_ms = it->second.value;
-  if (it->second.assumed) t.assumptions.push_back(fmt::format("SLA {} ITL {:g} ms: {}", workload, t.itl_ms, it->second.reason));
-  return t;
-}
-
 void add_unique(std::vector<std::string>& v, const std::string& s) {
   if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
 }
@@ -76,7 +50,7 @@ void add_assumptions(std::vector<std::string>& v, const std::vector<Assumption>&
 }
 
 // One concurrency sweep of the speed model for a deployment; empty when perf has no factors for it.
-json pareto_curve(const Model& m, const Gpu& g, const FitResult& f, const ReportOptions& o, const SlaTargets& sla, const PerfModel& pm,
+json pareto_curve(const Model& m, const Gpu& g, const FitResult& f, const ReportOptions& o, const PlanTargets& sla, const PerfModel& pm,
                   std::vector<std::string>& assumptions, std::string& why_not) {
   PerfEfficiency eff;
   try {
@@ -104,7 +78,7 @@ json pareto_curve(const Model& m, const Gpu& g, const FitResult& f, const Report
     c.concurrency = static_cast<int>(conc);
     const PerfResult p = estimate_perf(pm, g, eff, c);
     if (!std::isfinite(p.interactivity) || !std::isfinite(p.tput_total_per_gpu) || p.queued) continue;
-    const bool ok = p.tpot_ms <= sla.itl_ms && p.ttft_s * 1000 <= sla.ttft_ms;
+    const bool ok = p.tpot_ms <= sla.tpot_ms && p.ttft_s * 1000 <= sla.ttft_ms;
     pts.push_back({{"concurrency", conc},
                    {"interactivity_tok_s_user", p.interactivity},
                    {"throughput_per_gpu", p.tput_total_per_gpu},
@@ -151,7 +125,10 @@ ReportPlan plan_report(const Catalogue& cat, const ReportOptions& o) {
     throw InputError("--isl and --osl: must be between 1 and 10,000,000 tokens");
   if (o.out.empty()) throw InputError("-o: give the HTML file to write");
   const std::int64_t context = o.context.empty() ? std::min<std::int64_t>(m.max_context, 32768) : parse_context(o.context, "--context");
-  const SlaTargets sla = sla_targets(o.isl, o.workload);
+  PlanOptions sla_options;  // the service level of data/perf/sla.yaml, read as plan reads it
+  sla_options.isl = o.isl;
+  sla_options.workload = o.workload;
+  const PlanTargets sla = plan_targets(sla_options);
   const Prices& prices = cat.prices();
   const double hours_month = prices.hours_per_month;
 
@@ -339,11 +316,11 @@ ReportPlan plan_report(const Catalogue& cat, const ReportOptions& o) {
     } catch (const InputError& e) {
       skipped.push_back(e.what());
     }
-    json sj = {{"itl_ms", std::isfinite(sla.itl_ms) ? json(sla.itl_ms) : json(nullptr)},
+    json sj = {{"itl_ms", std::isfinite(sla.tpot_ms) ? json(sla.tpot_ms) : json(nullptr)},
                {"ttft_ms", std::isfinite(sla.ttft_ms) ? json(sla.ttft_ms) : json(nullptr)},
-               {"min_interactivity_tok_s_user", std::isfinite(sla.itl_ms) ? json(1000.0 / sla.itl_ms) : json(nullptr)},
+               {"min_interactivity_tok_s_user", std::isfinite(sla.tpot_ms) ? json(1000.0 / sla.tpot_ms) : json(nullptr)},
                {"workload", o.workload},
-               {"source", sla.source}};
+               {"source", sla.sla_source}};
     if (curves.empty()) {
       if (!any_fit) skipped.insert(skipped.begin(), "no candidate holds the load, so there is no deployment to time");
       d["perf"] = {{"available", false}, {"reasons", skipped}, {"sla", sj}};
@@ -497,10 +474,10 @@ ReportPlan plan_report(const Catalogue& cat, const ReportOptions& o) {
                         p.input_cache_hit),
             p.date, p.source, !p.verified);
     add("hours per month", fmt::format("{:g}", hours_month), "", "data/prices.yaml", false);
-    if (!sla.source.empty())
+    if (!sla.sla_source.empty())
       add(fmt::format("service level ({})", o.workload),
-          fmt::format("ITL {:g} ms, TTFT {:g} ms at ISL {:g}", sla.itl_ms, sla.ttft_ms, o.isl), "", "data/perf/sla.yaml: " + sla.source,
-          !sla.assumptions.empty());
+          fmt::format("ITL {:g} ms, TTFT {:g} ms at ISL {:g}", sla.tpot_ms, sla.ttft_ms, o.isl), "",
+          "data/perf/sla.yaml: " + sla.sla_source, !sla.assumptions.empty());
     d["sources"] = src;
     for (const auto& a : f.assumptions) add_unique(plan.assumptions, a);
     add_assumptions(plan.assumptions, m.assumptions);

@@ -80,6 +80,7 @@ PlanTargets plan_targets(const PlanOptions& o) {
   t.tpot_ms = std::numeric_limits<double>::infinity();
   t.ttft_source = "none";
   t.tpot_source = "none";
+  t.sla_source = sla.source;
   const std::string file = o.sla_file.empty() ? "data/perf/sla.yaml" : o.sla_file;
   if (o.ttft_ms) {
     if (!(*o.ttft_ms > 0)) throw InputError("--ttft-ms: must be positive");

@@ -113,9 +113,11 @@ struct PlanTargets {
   double ttft_ms = 0, tpot_ms = 0;       // infinity = no target
   std::string ttft_source, tpot_source;  // the option, or the SLA file
   double ttft_tier_tokens = 0;           // > 0: the TTFT target is the file's tier for prompts up to this many tokens
+  std::string sla_source;                // the SLA file's own `source:` line
   std::vector<std::string> assumptions;  // assumed SLA figures with their reasons
 };
-// The SLA targets of the options (given, or the SLA file's tier and workload).
+// The SLA targets of the options (given, or the SLA file's tier and workload): the one reading of
+// the SLA file, for plan and report (which sets only isl and workload).
 PlanTargets plan_targets(const PlanOptions& o);
 
 struct PrecisionOption {
@@ -167,7 +169,7 @@ struct PlanResult {
   std::map<std::string, NoFit> no_fit;  // gpu id -> the first reason nothing fit
   std::vector<std::string> price_notes;
   std::vector<std::string> factor_assumptions;  // of every (GPU, engine) searched
-  std::size_t search_cells = 0;  // (GPU, precision, engine, GPU count) cells searched: at most kMaxSearchCells
+  std::size_t search_cells = 0;                 // (GPU, precision, engine, GPU count) cells searched: at most kMaxSearchCells
   std::size_t evaluated = 0, fit_checks = 0;
   double search_ms = 0, perf_seconds = 0;
   const PlanCandidate* win() const { return winner < 0 ? nullptr : &candidates[static_cast<std::size_t>(winner)]; }
