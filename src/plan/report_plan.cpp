@@ -9,6 +9,7 @@
 #include <ctime>
 #include <k3plan/budget.hpp>
 #include <k3plan/cost.hpp>
+#include <k3plan/cost_plan.hpp>
 #include <k3plan/engine_flags.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/kv.hpp>
@@ -339,32 +340,45 @@ ReportPlan plan_report(const Catalogue& cat, const ReportOptions& o) {
     }
   }
 
-  // --- cost: rent vs API -----------------------------------------------------------------------
+  // --- cost: rent vs API, as `k3plan cost -g GPU -n GPUS` computes it (cost_plan.hpp) ----------
   {
+    const json& op = d["perf"].contains("operating_point") ? d["perf"]["operating_point"] : json(nullptr);
+    CostOptions co;
+    co.model = o.model;
+    co.gpu = g.id;
+    co.gpus = f.gpus;
+    co.rate_usd_per_gpu_hour = o.rate_usd_per_gpu_hour;
+    co.input_per_output = ipo;
+    co.cache_hit = hit;
+    if (!op.is_null() && op["output_throughput_per_gpu"].get<double>() > 0)
+      co.throughput_tok_s = op["output_throughput_per_gpu"].get<double>() * f.gpus;  // output tokens a second at the SLA
+    const CostPlan cost = plan_cost(cat, co);
+    const double rent = cost.rent_usd_per_month();
     json api = nullptr;
-    ApiRates rates;
-    for (const auto& p : prices.api)
-      if (p.model == m.id) {
-        rates = {p.output, p.input_cache_miss, p.input_cache_hit};
-        api = {{"provider", p.provider},
-               {"output", p.output},
-               {"input_cache_miss", p.input_cache_miss},
-               {"input_cache_hit", p.input_cache_hit},
-               {"date", p.date},
-               {"source", p.source},
-               {"verified", p.verified}};
-        break;
-      }
+    if (cost.api_price) {
+      const ApiPrice& p = *cost.api_price;
+      api = {{"provider", p.provider},
+             {"output", p.output},
+             {"input_cache_miss", p.input_cache_miss},
+             {"input_cache_hit", p.input_cache_hit},
+             {"date", p.date},
+             {"source", p.source},
+             {"verified", p.verified}};
+    }
     double qlo = std::numeric_limits<double>::infinity(), qhi = 0;
     for (const auto& q : prices.rental)
       if (q.gpu == g.id && q.kind == "on-demand") {
         qlo = std::min(qlo, q.usd_per_hour);
         qhi = std::max(qhi, q.usd_per_hour);
       }
-    const double rent = sub.usd_per_month;
+    auto rent_at = [&](double usd_per_gpu_hour) {  // the same cluster at another quote
+      RentalScenario x = cost.base;
+      x.usd_per_gpu_hour = usd_per_gpu_hour;
+      return x.usd_per_month();
+    };
     json cj = {{"gpu", g.id},
                {"gpus", f.gpus},
-               {"usd_per_gpu_hour", sub.usd_per_gpu_hour},
+               {"usd_per_gpu_hour", cost.usd_per_gpu_hour},
                {"rate_source", o.rate_usd_per_gpu_hour ? "--rate" : "catalogue"},
                {"hours_per_month", hours_month},
                {"rent_usd_per_month", rent},
@@ -374,16 +388,16 @@ ReportPlan plan_report(const Catalogue& cat, const ReportOptions& o) {
     if (std::isfinite(qlo) && qhi > 0) {
       cj["on_demand_quotes"] = {{"usd_per_gpu_hour_min", qlo},
                                 {"usd_per_gpu_hour_max", qhi},
-                                {"rent_usd_per_month_min", RentalScenario{f.gpus, 24, hours_month / 24, qlo}.usd_per_month()},
-                                {"rent_usd_per_month_max", RentalScenario{f.gpus, 24, hours_month / 24, qhi}.usd_per_month()}};
+                                {"rent_usd_per_month_min", rent_at(qlo)},
+                                {"rent_usd_per_month_max", rent_at(qhi)}};
     } else {
       cj["on_demand_quotes"] = nullptr;
     }
     if (!api.is_null()) {
-      const double be = break_even_output_tokens(rent, rates, ipo, hit);
-      cj["api_usd_per_output_token"] = api_usd_per_output_token(rates, ipo, hit);
+      const double be = cost.flip_output_tokens_per_month;
+      cj["api_usd_per_output_token"] = cost.api_usd_per_output_token();
       cj["break_even_output_tokens_per_month"] = std::isfinite(be) ? json(be) : json(nullptr);
-      cj["break_even_output_tokens_per_day"] = std::isfinite(be) ? json(be / (hours_month / 24)) : json(nullptr);
+      cj["break_even_output_tokens_per_day"] = std::isfinite(be) ? json(be / cost.days_per_month) : json(nullptr);
     } else {
       cj["api_usd_per_output_token"] = nullptr;
       cj["break_even_output_tokens_per_month"] = nullptr;
@@ -391,12 +405,7 @@ ReportPlan plan_report(const Catalogue& cat, const ReportOptions& o) {
     }
     cj["output_tokens_per_month_at_sla"] =
         d["perf"].contains("output_tokens_per_month_at_sla") ? d["perf"]["output_tokens_per_month_at_sla"] : json(nullptr);
-    if (!cj["output_tokens_per_month_at_sla"].is_null()) {
-      const double cap = cj["output_tokens_per_month_at_sla"].get<double>();
-      cj["rent_usd_per_million_output_at_sla"] = cap > 0 ? json(rent / cap * 1e6) : json(nullptr);
-    } else {
-      cj["rent_usd_per_million_output_at_sla"] = nullptr;
-    }
+    cj["rent_usd_per_million_output_at_sla"] = cost.throughput ? json(cost.throughput->usd_per_million_busy) : json(nullptr);
     // the verdict in words: does renting pay at a load this deployment can serve?
     std::string verdict;
     const json& be = cj["break_even_output_tokens_per_month"];
