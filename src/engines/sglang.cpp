@@ -100,6 +100,17 @@ class Sglang final : public EngineModel {
     return out;
   }
 
+  // DP attention (--enable-dp-attention --dp N) with the experts spread over every GPU of an MoE model
+  std::vector<Layout> search_layout_candidates(const Model& m, int n) const override {
+    if (!m.moe || n <= 1) return {};
+    Layout d;
+    d.tp = n;
+    d.dp = n;
+    d.ep = n;
+    d.dp_attention = true;
+    return {d};
+  }
+
   // server_args: chunked_prefill_size and cuda_graph_max_bs by GPU memory
   static std::int64_t default_chunked_prefill(const Gpu& gpu) {
     const double gib = gpu.memory_reported_mib.value / 1024;

@@ -55,7 +55,9 @@ CostPlan plan_cost(const Catalogue& cat, const CostOptions& o) {
   p.utilisation = check(o.utilisation, "--utilisation", 0, 1, 1, true);
   p.output_tokens_per_month = check(o.output_tokens_per_month, "--output-tokens-per-month", 0, 1e18, 0);
   p.input_tokens_per_month = check(o.input_tokens_per_month, "--input-tokens-per-month", 0, 1e18, 0);
-  p.input_per_output = p.output_tokens_per_month > 0 ? p.input_tokens_per_month / p.output_tokens_per_month : 0;
+  p.input_per_output = o.input_per_output ? check(o.input_per_output, "--input-per-output", 0, 1e6, 0)
+                      : p.output_tokens_per_month > 0 ? p.input_tokens_per_month / p.output_tokens_per_month
+                                                      : 0;
 
   // API prices for the model
   p.model = resolve_model(cat, o.model);
@@ -63,6 +65,7 @@ CostPlan plan_cost(const Catalogue& cat, const CostOptions& o) {
   for (const auto& a : prices.api)
     if (a.model == p.model.id) {
       p.api = {a.output, a.input_cache_miss, a.input_cache_hit};
+      p.api_price = a;
       p.api_source = fmt::format("{} {} ({}, {}{})", a.provider, a.model, a.date, a.source, a.verified ? "" : ", unverified");
       break;
     }

@@ -1,6 +1,9 @@
 // `k3plan report`'s content (report_plan.hpp): the same calculators as fit (budgets, KV), cost
 // (rent vs API), launch (commands) and perf (speed), every number put into one JSON value from which
-// the page and its charts are drawn (src/render/report_html.cpp).
+// the page and its charts are drawn (src/render/report_html.cpp). plan_report() runs one named
+// step per section: resolve_inputs, rank_candidates, then add_header / add_answer /
+// add_candidates / add_kv / add_perf / add_cost / add_launch / add_sources, each writing its key
+// of the JSON value, and report_assumptions.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,12 +12,14 @@
 #include <ctime>
 #include <k3plan/budget.hpp>
 #include <k3plan/cost.hpp>
+#include <k3plan/cost_plan.hpp>
 #include <k3plan/engine_flags.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/kv.hpp>
 #include <k3plan/launch.hpp>
 #include <k3plan/perf.hpp>
 #include <k3plan/perf_data.hpp>
+#include <k3plan/plan.hpp>
 #include <k3plan/report_plan.hpp>
 #include <k3plan/units.hpp>
 #include <limits>
@@ -40,33 +45,6 @@ std::string today() {
   return buf;
 }
 
-// data/perf/sla.yaml: the TTFT tier for a prompt length and the ITL target of a workload.
-struct SlaTargets {
-  double ttft_ms = std::numeric_limits<double>::infinity();
-  double itl_ms = std::numeric_limits<double>::infinity();
-  std::string source;
-  std::vector<std::string> assumptions;
-};
-
-SlaTargets sla_targets(double isl, const std::string& workload) {
-  SlaTargets t;
-  const Sla sla = embedded_sla();
-  t.source = sla.source;
-  for (const auto& [max_prompt, target] : sla.ttft_tiers)
-    if (isl <= max_prompt) {
-      t.ttft_ms = target.value;
-      if (target.assumed)
-        t.assumptions.push_back(fmt::format("SLA TTFT {:g} ms for prompts up to {}: {}", t.ttft_ms, fmt_int(max_prompt), target.reason));
-      break;
-    }
-  const auto it = sla.itl.find(workload);
-  if (it == sla.itl.end())
-    throw InputError(fmt::format("--workload '{}': data/perf/sla.yaml has no ITL target for it (use chat or agentic)", workload));
-  t.itl_ms = it->second.value;
-  if (it->second.assumed) t.assumptions.push_back(fmt::format("SLA {} ITL {:g} ms: {}", workload, t.itl_ms, it->second.reason));
-  return t;
-}
-
 void add_unique(std::vector<std::string>& v, const std::string& s) {
   if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
 }
@@ -76,7 +54,7 @@ void add_assumptions(std::vector<std::string>& v, const std::vector<Assumption>&
 }
 
 // One concurrency sweep of the speed model for a deployment; empty when perf has no factors for it.
-json pareto_curve(const Model& m, const Gpu& g, const FitResult& f, const ReportOptions& o, const SlaTargets& sla, const PerfModel& pm,
+json pareto_curve(const Model& m, const Gpu& g, const FitResult& f, const ReportOptions& o, const PlanTargets& sla, const PerfModel& pm,
                   std::vector<std::string>& assumptions, std::string& why_not) {
   PerfEfficiency eff;
   try {
@@ -104,7 +82,7 @@ json pareto_curve(const Model& m, const Gpu& g, const FitResult& f, const Report
     c.concurrency = static_cast<int>(conc);
     const PerfResult p = estimate_perf(pm, g, eff, c);
     if (!std::isfinite(p.interactivity) || !std::isfinite(p.tput_total_per_gpu) || p.queued) continue;
-    const bool ok = p.tpot_ms <= sla.itl_ms && p.ttft_s * 1000 <= sla.ttft_ms;
+    const bool ok = p.tpot_ms <= sla.tpot_ms && p.ttft_s * 1000 <= sla.ttft_ms;
     pts.push_back({{"concurrency", conc},
                    {"interactivity_tok_s_user", p.interactivity},
                    {"throughput_per_gpu", p.tput_total_per_gpu},
@@ -131,11 +109,23 @@ json pareto_curve(const Model& m, const Gpu& g, const FitResult& f, const Report
           {"operating_point", best >= 0 ? json(best) : json(nullptr)}};
 }
 
-}  // namespace
-
-ReportPlan plan_report(const Catalogue& cat, const ReportOptions& o) {
-  const Model m = resolve_model(cat, o.model);
+// What every section reads: the validated options and what they resolve to.
+struct Inputs {
+  const Catalogue& cat;
+  const ReportOptions& o;
+  Model m;
   EngineSettings s;
+  std::int64_t context = 0;
+  double ipo = 0, hit = 0;  // the API bill's input tokens per output token and cached share
+  PlanTargets sla;
+  double hours_month = 0;
+};
+
+// Validates the options (InputError) and resolves the model, engine, context and service level.
+Inputs resolve_inputs(const Catalogue& cat, const ReportOptions& o) {
+  Inputs in{cat, o, resolve_model(cat, o.model), {}, 0, 0, 0, {}, 0};
+  const Model& m = in.m;
+  EngineSettings& s = in.s;
   s.engine = parse_engine(o.engine);
   s.kv_dtype = o.kv_dtype;
   kv_dtype_bytes(o.kv_dtype, m);  // unknown dtype: InputError with a suggestion
@@ -143,67 +133,74 @@ ReportPlan plan_report(const Catalogue& cat, const ReportOptions& o) {
   if (o.gpu_count < 0 || o.gpu_count > 100000) throw InputError("--gpus: out of range");
   if (o.rate_usd_per_gpu_hour && !(*o.rate_usd_per_gpu_hour > 0 && *o.rate_usd_per_gpu_hour <= 1e4))
     throw InputError("--rate: must be above 0 and at most 10,000");
-  const double ipo = o.input_per_output.value_or(0);
-  const double hit = o.cache_hit.value_or(0);
-  if (!(ipo >= 0 && ipo <= 1e6)) throw InputError("--input-per-output: must be between 0 and 1,000,000");
-  if (!(hit >= 0 && hit <= 1)) throw InputError("--cache-hit: must be between 0 and 1");
+  in.ipo = o.input_per_output.value_or(0);
+  in.hit = o.cache_hit.value_or(0);
+  if (!(in.ipo >= 0 && in.ipo <= 1e6)) throw InputError("--input-per-output: must be between 0 and 1,000,000");
+  if (!(in.hit >= 0 && in.hit <= 1)) throw InputError("--cache-hit: must be between 0 and 1");
   if (!(o.isl >= 1 && o.isl <= 1e7) || !(o.osl >= 1 && o.osl <= 1e7))
     throw InputError("--isl and --osl: must be between 1 and 10,000,000 tokens");
   if (o.out.empty()) throw InputError("-o: give the HTML file to write");
-  const std::int64_t context = o.context.empty() ? std::min<std::int64_t>(m.max_context, 32768) : parse_context(o.context, "--context");
-  const SlaTargets sla = sla_targets(o.isl, o.workload);
-  const Prices& prices = cat.prices();
-  const double hours_month = prices.hours_per_month;
+  in.context = o.context.empty() ? std::min<std::int64_t>(m.max_context, 32768) : parse_context(o.context, "--context");
+  PlanOptions sla_options;  // the service level of data/perf/sla.yaml, read as plan reads it
+  sla_options.isl = o.isl;
+  sla_options.workload = o.workload;
+  in.sla = plan_targets(sla_options);
+  in.hours_month = cat.prices().hours_per_month;
+  return in;
+}
 
-  // --- candidates: every GPU asked for (or the catalogue), ranked by USD/hour -------------------
+// Every GPU asked for (or the catalogue's), fitted as `fit -g GPU [-n N]`: those that fit first,
+// then by USD/hour.
+std::vector<ReportCandidate> rank_candidates(const Inputs& in) {
+  const ReportOptions& o = in.o;
   std::vector<const Gpu*> gpus;
   if (o.gpus.empty())
-    for (const auto& g : cat.gpus()) gpus.push_back(&g);
+    for (const auto& g : in.cat.gpus()) gpus.push_back(&g);
   else
     for (const auto& id : o.gpus) {
-      const Gpu* g = &cat.gpu(id);
+      const Gpu* g = &in.cat.gpu(id);
       if (std::find(gpus.begin(), gpus.end(), g) == gpus.end()) gpus.push_back(g);
     }
-  ReportPlan plan;
-  plan.model_id = m.id;
-  plan.engine = s.engine;
-  plan.context = context;
-  plan.users = o.users;
-  plan.hours_per_month = hours_month;
-  std::vector<ReportCandidate>& cands = plan.candidates;
+  std::vector<ReportCandidate> cands;
   for (const Gpu* g : gpus) {
     ReportCandidate c;
     c.gpu = g;
-    c.fit = fit_one(m, *g, s, o.gpu_count, context, o.users);
+    c.fit = fit_one(in.m, *g, in.s, o.gpu_count, in.context, o.users);
     c.usd_per_gpu_hour = o.rate_usd_per_gpu_hour.value_or(g->price_usd_per_hour.value);
     c.usd_per_hour = c.fit.gpus * c.usd_per_gpu_hour;
-    c.usd_per_month = RentalScenario{c.fit.gpus, 24, hours_month / 24, c.usd_per_gpu_hour}.usd_per_month();
+    c.usd_per_month = RentalScenario{c.fit.gpus, 24, in.hours_month / 24, c.usd_per_gpu_hour}.usd_per_month();
     cands.push_back(c);
   }
   std::stable_sort(cands.begin(), cands.end(), [](const ReportCandidate& a, const ReportCandidate& b) {
     if (a.fit.fits != b.fit.fits) return a.fit.fits;
     return a.usd_per_hour < b.usd_per_hour;
   });
-  plan.any_fit = !cands.empty() && cands.front().fit.fits;
-  const bool any_fit = plan.any_fit;
-  const ReportCandidate& sub = plan.recommended();  // the recommendation (or, when nothing fits, the cheapest tried)
-  const FitResult& f = sub.fit;
-  const Gpu& g = *sub.gpu;
+  return cands;
+}
 
-  json& d = plan.data;
+// The page's header: the model, the engine and the load asked for.
+void add_header(json& d, const Inputs& in, bool any_fit) {
+  const Model& m = in.m;
+  const ReportOptions& o = in.o;
   d["model"] = m.id;
   d["model_name"] = m.name;
   d["model_path"] = serve_model_path(m, o.model);
-  d["engine"] = to_string(s.engine);
+  d["engine"] = to_string(in.s.engine);
   d["kv_dtype"] = o.kv_dtype;
-  d["context"] = context;
+  d["context"] = in.context;
   d["users"] = o.users;
   d["gpu_count_requested"] = o.gpu_count;
   d["generated"] = today();
   d["version"] = "0.1.0";
   d["fits"] = any_fit;
+}
 
-  // --- the answer ------------------------------------------------------------------------------
+// The answer: the recommended deployment, its budget and flags.
+void add_answer(json& d, const Inputs& in, const ReportCandidate& sub) {
+  const FitResult& f = sub.fit;
+  const Gpu& g = *sub.gpu;
+  const EngineSettings& s = in.s;
+  const double hours_month = in.hours_month;
   json ans = {{"fits", f.fits},
               {"gpu", g.id},
               {"gpu_name", g.name},
@@ -229,8 +226,13 @@ ReportPlan plan_report(const Catalogue& cat, const ReportOptions& o) {
               {"warnings", f.warnings},
               {"assumptions", f.assumptions}};
   d["answer"] = ans;
+}
 
-  // --- candidates (budget chart) ---------------------------------------------------------------
+// Every candidate (the budget chart).
+void add_candidates(json& d, const ReportPlan& plan) {
+  const std::vector<ReportCandidate>& cands = plan.candidates;
+  const ReportCandidate& sub = plan.recommended();
+  const bool any_fit = plan.any_fit;
   json jc = json::array();
   for (const auto& c : cands) {
     jc.push_back({{"gpu", c.gpu->id},
@@ -250,267 +252,347 @@ ReportPlan plan_report(const Catalogue& cat, const ReportOptions& o) {
                   {"reasons", c.fit.reasons}});
   }
   d["candidates"] = jc;
+}
 
-  // --- KV / state per user against context, on the limiting stage of the recommendation -------
-  {
-    const EngineModel& em = s.model();
-    const Layout& l = f.layout;
-    const int attn_tp = em.attention_tp(l);
-    const int dp_groups = em.kv_instances(l);
-    const int L = m.num_layers();
-    const int pp = std::max(1, std::min(l.pp, L));
-    const int stage = std::clamp(f.limiting.stage, 0, pp - 1);
-    int start = 0;
-    for (int st = 0; st < stage; ++st) start += L / pp + (st < L % pp ? 1 : 0);
-    const int n = L / pp + (stage < L % pp ? 1 : 0);
-    Model stage_model = m;
-    stage_model.layers.assign(m.layers.begin() + start, m.layers.begin() + start + n);
-    KvOptions ko;
-    ko.tp = attn_tp;
-    ko.dcp = l.dcp;
-    ko.kv_dtype = s.kv_dtype;
-    ko.state_dtype = s.state_dtype;
-    ko.draft_layers = stage == pp - 1 ? s.draft_layers : 0;
-    const KvProfile kv = kv_profile(stage_model, ko);
-    std::vector<std::int64_t> ctxs;
-    for (std::int64_t c = 1024; c <= m.max_context; c *= 2) ctxs.push_back(c);
-    if (ctxs.empty() || ctxs.back() != m.max_context) ctxs.push_back(m.max_context);
-    if (context <= m.max_context && std::find(ctxs.begin(), ctxs.end(), context) == ctxs.end()) ctxs.push_back(context);
-    std::sort(ctxs.begin(), ctxs.end());
-    json series = json::array();
-    for (const auto& lk : kv.layers) {
-      const std::string kind = to_string(lk.kind);
-      std::string name = lk.block == kind ? kind : fmt::format("{} ({})", lk.block, kind);
-      if (lk.state_bytes_per_sequence > 0 && lk.bytes_per_token == 0 && lk.window == 0 && lk.compress_ratio == 0)
-        name += " state";
-      else if (lk.window > 0)
-        name += fmt::format(", window {}", format_context(lk.window));
-      name += fmt::format(", {} layer{}", lk.count, lk.count == 1 ? "" : "s");
-      if (lk.draft) name += ", draft";
-      json ys = json::array();
-      for (auto c : ctxs) ys.push_back(lk.bytes_per_sequence(c));
-      series.push_back({{"name", name}, {"kind", kind}, {"layers", lk.count}, {"bytes_per_user", ys}});
-    }
-    json total = json::array();
-    for (auto c : ctxs) total.push_back(kv.bytes_per_sequence(c));
-    const double pool = f.limiting.kv_pool_bytes + f.limiting.state_pool_bytes + std::max(0.0, f.limiting.free_bytes);
-    json table = json::array();
-    for (auto c : ctxs) {
-      const FitResult x = evaluate_fit(m, g, l, s, c, o.users);
-      table.push_back({{"context", c}, {"bytes_per_user", kv.bytes_per_sequence(c)}, {"max_users", x.max_users}});
-    }
-    d["kv"] = {{"gpu", g.id},
-               {"stage", stage},
-               {"stages", pp},
-               {"layers", n},
-               {"attention_tp", attn_tp},
-               {"dp_groups", dp_groups},
-               {"kv_dtype", kv.kv_dtype},
-               {"kv_bytes_per_token", kv.bytes_per_token},
-               {"state_bytes_per_sequence", kv.state_bytes_per_sequence},
-               {"pool_bytes", pool},
-               {"contexts", ctxs},
-               {"series", series},
-               {"total_bytes_per_user", total},
-               {"max_users", table}};
+// KV / state per user against context, on the limiting stage of the recommendation.
+void add_kv(json& d, const Inputs& in, const ReportCandidate& sub) {
+  const Model& m = in.m;
+  const EngineSettings& s = in.s;
+  const ReportOptions& o = in.o;
+  const std::int64_t context = in.context;
+  const FitResult& f = sub.fit;
+  const Gpu& g = *sub.gpu;
+  const EngineModel& em = s.model();
+  const Layout& l = f.layout;
+  const int attn_tp = em.attention_tp(l);
+  const int dp_groups = em.kv_instances(l);
+  const int L = m.num_layers();
+  const int pp = std::max(1, std::min(l.pp, L));
+  const int stage = std::clamp(f.limiting.stage, 0, pp - 1);
+  int start = 0;
+  for (int st = 0; st < stage; ++st) start += L / pp + (st < L % pp ? 1 : 0);
+  const int n = L / pp + (stage < L % pp ? 1 : 0);
+  Model stage_model = m;
+  stage_model.layers.assign(m.layers.begin() + start, m.layers.begin() + start + n);
+  KvOptions ko;
+  ko.tp = attn_tp;
+  ko.dcp = l.dcp;
+  ko.kv_dtype = s.kv_dtype;
+  ko.state_dtype = s.state_dtype;
+  ko.draft_layers = stage == pp - 1 ? s.draft_layers : 0;
+  const KvProfile kv = kv_profile(stage_model, ko);
+  std::vector<std::int64_t> ctxs;
+  for (std::int64_t c = 1024; c <= m.max_context; c *= 2) ctxs.push_back(c);
+  if (ctxs.empty() || ctxs.back() != m.max_context) ctxs.push_back(m.max_context);
+  if (context <= m.max_context && std::find(ctxs.begin(), ctxs.end(), context) == ctxs.end()) ctxs.push_back(context);
+  std::sort(ctxs.begin(), ctxs.end());
+  json series = json::array();
+  for (const auto& lk : kv.layers) {
+    const std::string kind = to_string(lk.kind);
+    std::string name = lk.block == kind ? kind : fmt::format("{} ({})", lk.block, kind);
+    if (lk.state_bytes_per_sequence > 0 && lk.bytes_per_token == 0 && lk.window == 0 && lk.compress_ratio == 0)
+      name += " state";
+    else if (lk.window > 0)
+      name += fmt::format(", window {}", format_context(lk.window));
+    name += fmt::format(", {} layer{}", lk.count, lk.count == 1 ? "" : "s");
+    if (lk.draft) name += ", draft";
+    json ys = json::array();
+    for (auto c : ctxs) ys.push_back(lk.bytes_per_sequence(c));
+    series.push_back({{"name", name}, {"kind", kind}, {"layers", lk.count}, {"bytes_per_user", ys}});
   }
-
-  // --- speed: throughput per GPU against interactivity -----------------------------------------
-  std::vector<std::string> perf_assumptions = sla.assumptions;
-  {
-    json curves = json::array();
-    std::vector<std::string> skipped;
-    try {
-      const PerfModel pm = prepare_perf_model(m, o.kv_dtype);
-      int shown = 0;
-      for (const auto& c : cands) {
-        if (shown >= 5) break;
-        if (!c.fit.fits) continue;  // the speed of a deployment that cannot hold the load would mislead
-        std::string why;
-        json cur = pareto_curve(m, *c.gpu, c.fit, o, sla, pm, perf_assumptions, why);
-        if (cur.is_null()) {
-          skipped.push_back(why);
-          continue;
-        }
-        cur["recommended"] = &c == &sub;
-        curves.push_back(cur);
-        ++shown;
-      }
-    } catch (const InputError& e) {
-      skipped.push_back(e.what());
-    }
-    json sj = {{"itl_ms", std::isfinite(sla.itl_ms) ? json(sla.itl_ms) : json(nullptr)},
-               {"ttft_ms", std::isfinite(sla.ttft_ms) ? json(sla.ttft_ms) : json(nullptr)},
-               {"min_interactivity_tok_s_user", std::isfinite(sla.itl_ms) ? json(1000.0 / sla.itl_ms) : json(nullptr)},
-               {"workload", o.workload},
-               {"source", sla.source}};
-    if (curves.empty()) {
-      if (!any_fit) skipped.insert(skipped.begin(), "no candidate holds the load, so there is no deployment to time");
-      d["perf"] = {{"available", false}, {"reasons", skipped}, {"sla", sj}};
-    } else {
-      d["perf"] = {{"available", true}, {"isl", o.isl}, {"osl", o.osl}, {"sla", sj}, {"curves", curves}, {"skipped", skipped}};
-      const json& rec = curves.front();
-      if (rec["recommended"].get<bool>() && !rec["operating_point"].is_null()) {
-        const json& op = rec["points"][rec["operating_point"].get<std::size_t>()];
-        d["perf"]["operating_point"] = op;
-        const double out_tok_month = op["output_throughput_per_gpu"].get<double>() * f.gpus * hours_month * 3600;
-        d["perf"]["output_tokens_per_month_at_sla"] = out_tok_month;
-      } else {
-        d["perf"]["operating_point"] = nullptr;
-        d["perf"]["output_tokens_per_month_at_sla"] = nullptr;
-      }
-    }
+  json total = json::array();
+  for (auto c : ctxs) total.push_back(kv.bytes_per_sequence(c));
+  const double pool = f.limiting.kv_pool_bytes + f.limiting.state_pool_bytes + std::max(0.0, f.limiting.free_bytes);
+  json table = json::array();
+  for (auto c : ctxs) {
+    const FitResult x = evaluate_fit(m, g, l, s, c, o.users);
+    table.push_back({{"context", c}, {"bytes_per_user", kv.bytes_per_sequence(c)}, {"max_users", x.max_users}});
   }
+  d["kv"] = {{"gpu", g.id},
+             {"stage", stage},
+             {"stages", pp},
+             {"layers", n},
+             {"attention_tp", attn_tp},
+             {"dp_groups", dp_groups},
+             {"kv_dtype", kv.kv_dtype},
+             {"kv_bytes_per_token", kv.bytes_per_token},
+             {"state_bytes_per_sequence", kv.state_bytes_per_sequence},
+             {"pool_bytes", pool},
+             {"contexts", ctxs},
+             {"series", series},
+             {"total_bytes_per_user", total},
+             {"max_users", table}};
+}
 
-  // --- cost: rent vs API -----------------------------------------------------------------------
-  {
-    json api = nullptr;
-    ApiRates rates;
-    for (const auto& p : prices.api)
-      if (p.model == m.id) {
-        rates = {p.output, p.input_cache_miss, p.input_cache_hit};
-        api = {{"provider", p.provider},
-               {"output", p.output},
-               {"input_cache_miss", p.input_cache_miss},
-               {"input_cache_hit", p.input_cache_hit},
-               {"date", p.date},
-               {"source", p.source},
-               {"verified", p.verified}};
-        break;
-      }
-    double qlo = std::numeric_limits<double>::infinity(), qhi = 0;
-    for (const auto& q : prices.rental)
-      if (q.gpu == g.id && q.kind == "on-demand") {
-        qlo = std::min(qlo, q.usd_per_hour);
-        qhi = std::max(qhi, q.usd_per_hour);
-      }
-    const double rent = sub.usd_per_month;
-    json cj = {{"gpu", g.id},
-               {"gpus", f.gpus},
-               {"usd_per_gpu_hour", sub.usd_per_gpu_hour},
-               {"rate_source", o.rate_usd_per_gpu_hour ? "--rate" : "catalogue"},
-               {"hours_per_month", hours_month},
-               {"rent_usd_per_month", rent},
-               {"input_per_output", ipo},
-               {"cache_hit", hit},
-               {"api_usd_per_million", api}};
-    if (std::isfinite(qlo) && qhi > 0) {
-      cj["on_demand_quotes"] = {{"usd_per_gpu_hour_min", qlo},
-                                {"usd_per_gpu_hour_max", qhi},
-                                {"rent_usd_per_month_min", RentalScenario{f.gpus, 24, hours_month / 24, qlo}.usd_per_month()},
-                                {"rent_usd_per_month_max", RentalScenario{f.gpus, 24, hours_month / 24, qhi}.usd_per_month()}};
-    } else {
-      cj["on_demand_quotes"] = nullptr;
-    }
-    if (!api.is_null()) {
-      const double be = break_even_output_tokens(rent, rates, ipo, hit);
-      cj["api_usd_per_output_token"] = api_usd_per_output_token(rates, ipo, hit);
-      cj["break_even_output_tokens_per_month"] = std::isfinite(be) ? json(be) : json(nullptr);
-      cj["break_even_output_tokens_per_day"] = std::isfinite(be) ? json(be / (hours_month / 24)) : json(nullptr);
-    } else {
-      cj["api_usd_per_output_token"] = nullptr;
-      cj["break_even_output_tokens_per_month"] = nullptr;
-      cj["break_even_output_tokens_per_day"] = nullptr;
-    }
-    cj["output_tokens_per_month_at_sla"] =
-        d["perf"].contains("output_tokens_per_month_at_sla") ? d["perf"]["output_tokens_per_month_at_sla"] : json(nullptr);
-    if (!cj["output_tokens_per_month_at_sla"].is_null()) {
-      const double cap = cj["output_tokens_per_month_at_sla"].get<double>();
-      cj["rent_usd_per_million_output_at_sla"] = cap > 0 ? json(rent / cap * 1e6) : json(nullptr);
-    } else {
-      cj["rent_usd_per_million_output_at_sla"] = nullptr;
-    }
-    // the verdict in words: does renting pay at a load this deployment can serve?
-    std::string verdict;
-    const json& be = cj["break_even_output_tokens_per_month"];
-    const json& cap = cj["output_tokens_per_month_at_sla"];
-    if (!f.fits)
-      verdict = "No candidate holds the load: these costs are those of the closest deployment tried.";
-    else if (api.is_null())
-      verdict = fmt::format("No API price for {} in the catalogue: only the rent is shown.", m.id);
-    else if (be.is_null())
-      verdict = "The API costs nothing per token at these prices: renting never pays.";
-    else if (cap.is_number() && cap.get<double>() < be.get<double>())
-      verdict = fmt::format(
-          "Renting never pays at this size: at the service level the cluster serves at most {} million output tokens a month, "
-          "below the break-even of {} million; the API is cheaper at any load it can carry.",
-          fmt_int(cap.get<double>() / 1e6), fmt_int(be.get<double>() / 1e6));
-    else if (cap.is_number())
-      verdict = fmt::format(
-          "Renting pays between {} and {} million output tokens a month (the break-even and the cluster's capacity at the service level).",
-          fmt_int(be.get<double>() / 1e6), fmt_int(cap.get<double>() / 1e6));
-    else
-      verdict = fmt::format("Renting pays above {} million output tokens a month, if the cluster can serve them.",
-                            fmt_int(be.get<double>() / 1e6));
-    cj["verdict"] = verdict;
-    d["cost"] = cj;
-  }
-
-  // --- launch commands ---------------------------------------------------------------------------
-  if (f.fits) {
-    Deployment dep;
-    dep.file = "<report>";
-    dep.model = o.model;
-    dep.gpu = g.id;
-    dep.gpus = f.gpus;
-    dep.nodes = f.nodes;
-    dep.engine = s.engine;
-    dep.layout = f.layout;
-    dep.layout_given = true;
-    dep.context = context;
-    dep.users = o.users;
-    dep.kv_dtype = o.kv_dtype;
-    dep.engine_version = s.engine_version;
-    const LaunchPlan lp = make_launch_plan(dep, m, f.layout, f.gpus, f.nodes, g.gpus_per_node, context, f.utilization_used, f.max_num_seqs);
-    d["launch"] = {{"script", emit_shell(lp)},
-                   {"commands", launch_commands_json(lp)},
-                   {"health_check", "curl -sf " + lp.health_url},
-                   {"ready_line", lp.ready_line},
-                   {"notes", lp.notes},
-                   {"error", lp.error}};
-  } else {
-    d["launch"] = nullptr;
-  }
-
-  // --- sources and assumptions -----------------------------------------------------------------
-  {
-    json src = json::array();
-    auto add = [&](const std::string& what, const std::string& value, const std::string& date, const std::string& source, bool assumed) {
-      src.push_back({{"what", what}, {"value", value}, {"date", date}, {"source", source}, {"assumed", assumed}});
-    };
-    add(fmt::format("{} geometry", m.id), m.hf_repo.empty() ? m.name : m.hf_repo, m.date, m.source.empty() ? m.origin : m.source, false);
+// Speed: throughput per GPU against interactivity for up to five candidates that fit, and the
+// recommendation's operating point at the SLA. Adds the speed model's assumptions to
+// `perf_assumptions`.
+void add_perf(json& d, const Inputs& in, const ReportPlan& plan, std::vector<std::string>& perf_assumptions) {
+  const Model& m = in.m;
+  const ReportOptions& o = in.o;
+  const PlanTargets& sla = in.sla;
+  const std::vector<ReportCandidate>& cands = plan.candidates;
+  const ReportCandidate& sub = plan.recommended();
+  const FitResult& f = sub.fit;
+  const bool any_fit = plan.any_fit;
+  const double hours_month = in.hours_month;
+  json curves = json::array();
+  std::vector<std::string> skipped;
+  try {
+    const PerfModel pm = prepare_perf_model(m, o.kv_dtype);
+    int shown = 0;
     for (const auto& c : cands) {
-      const Gpu& x = *c.gpu;
-      add(fmt::format("{} memory", x.id), fmt::format("{:g} MiB reported", x.memory_reported_mib.value), "",
-          x.memory_reported_mib.source.empty() ? x.source : x.memory_reported_mib.source, x.memory_reported_mib.assumed);
-      add(fmt::format("{} price", x.id), fmt::format("{:.2f} USD/GPU-hour", x.price_usd_per_hour.value), x.price_date,
-          x.price_usd_per_hour.source, x.price_usd_per_hour.assumed);
+      if (shown >= 5) break;
+      if (!c.fit.fits) continue;  // the speed of a deployment that cannot hold the load would mislead
+      std::string why;
+      json cur = pareto_curve(m, *c.gpu, c.fit, o, sla, pm, perf_assumptions, why);
+      if (cur.is_null()) {
+        skipped.push_back(why);
+        continue;
+      }
+      cur["recommended"] = &c == &sub;
+      curves.push_back(cur);
+      ++shown;
     }
-    add(fmt::format("{} specifications", g.id), g.name, "", g.source, false);
-    for (const auto& q : prices.rental)
-      if (q.gpu == g.id)
-        add(fmt::format("{} {} quote", g.id, q.kind), fmt::format("{:.2f} USD/GPU-hour", q.usd_per_hour), q.date, q.source, !q.verified);
-    for (const auto& p : prices.api)
-      if (p.model == m.id)
-        add(fmt::format("{} API ({})", m.id, p.provider),
-            fmt::format("output {:.2f}, input {:.2f}, cached input {:.3g} USD per 1M tokens", p.output, p.input_cache_miss,
-                        p.input_cache_hit),
-            p.date, p.source, !p.verified);
-    add("hours per month", fmt::format("{:g}", hours_month), "", "data/prices.yaml", false);
-    if (!sla.source.empty())
-      add(fmt::format("service level ({})", o.workload),
-          fmt::format("ITL {:g} ms, TTFT {:g} ms at ISL {:g}", sla.itl_ms, sla.ttft_ms, o.isl), "", "data/perf/sla.yaml: " + sla.source,
-          !sla.assumptions.empty());
-    d["sources"] = src;
-    for (const auto& a : f.assumptions) add_unique(plan.assumptions, a);
-    add_assumptions(plan.assumptions, m.assumptions);
-    add_assumptions(plan.assumptions, g.assumptions);
-    if (!o.rate_usd_per_gpu_hour && prices.default_usd_per_gpu_hour.assumed && g.price_usd_per_hour.value <= 0)
-      add_unique(plan.assumptions, "rate: " + prices.default_usd_per_gpu_hour.reason);
-    if (d["perf"]["available"].get<bool>())
-      for (const auto& a : perf_assumptions) add_unique(plan.assumptions, a);
-    d["assumptions"] = plan.assumptions;
+  } catch (const InputError& e) {
+    skipped.push_back(e.what());
   }
+  json sj = {{"itl_ms", std::isfinite(sla.tpot_ms) ? json(sla.tpot_ms) : json(nullptr)},
+             {"ttft_ms", std::isfinite(sla.ttft_ms) ? json(sla.ttft_ms) : json(nullptr)},
+             {"min_interactivity_tok_s_user", std::isfinite(sla.tpot_ms) ? json(1000.0 / sla.tpot_ms) : json(nullptr)},
+             {"workload", o.workload},
+             {"source", sla.sla_source}};
+  if (curves.empty()) {
+    if (!any_fit) skipped.insert(skipped.begin(), "no candidate holds the load, so there is no deployment to time");
+    d["perf"] = {{"available", false}, {"reasons", skipped}, {"sla", sj}};
+  } else {
+    d["perf"] = {{"available", true}, {"isl", o.isl}, {"osl", o.osl}, {"sla", sj}, {"curves", curves}, {"skipped", skipped}};
+    const json& rec = curves.front();
+    if (rec["recommended"].get<bool>() && !rec["operating_point"].is_null()) {
+      const json& op = rec["points"][rec["operating_point"].get<std::size_t>()];
+      d["perf"]["operating_point"] = op;
+      const double out_tok_month = op["output_throughput_per_gpu"].get<double>() * f.gpus * hours_month * 3600;
+      d["perf"]["output_tokens_per_month_at_sla"] = out_tok_month;
+    } else {
+      d["perf"]["operating_point"] = nullptr;
+      d["perf"]["output_tokens_per_month_at_sla"] = nullptr;
+    }
+  }
+}
+
+// The verdict in words: does renting pay at a load this deployment can serve?
+std::string cost_verdict(const json& cj, const FitResult& f, const Model& m) {
+  const json& be = cj["break_even_output_tokens_per_month"];
+  const json& cap = cj["output_tokens_per_month_at_sla"];
+  if (!f.fits) return "No candidate holds the load: these costs are those of the closest deployment tried.";
+  if (cj["api_usd_per_million"].is_null()) return fmt::format("No API price for {} in the catalogue: only the rent is shown.", m.id);
+  if (be.is_null()) return "The API costs nothing per token at these prices: renting never pays.";
+  if (cap.is_number() && cap.get<double>() < be.get<double>())
+    return fmt::format(
+        "Renting never pays at this size: at the service level the cluster serves at most {} million output tokens a month, "
+        "below the break-even of {} million; the API is cheaper at any load it can carry.",
+        fmt_int(cap.get<double>() / 1e6), fmt_int(be.get<double>() / 1e6));
+  if (cap.is_number())
+    return fmt::format(
+        "Renting pays between {} and {} million output tokens a month (the break-even and the cluster's capacity at the service level).",
+        fmt_int(be.get<double>() / 1e6), fmt_int(cap.get<double>() / 1e6));
+  return fmt::format("Renting pays above {} million output tokens a month, if the cluster can serve them.",
+                     fmt_int(be.get<double>() / 1e6));
+}
+
+// Rent vs API, as `k3plan cost -g GPU -n GPUS` computes it (cost_plan.hpp), against the
+// recommendation's capacity at the SLA (d["perf"], so after add_perf).
+void add_cost(json& d, const Inputs& in, const ReportCandidate& sub) {
+  const ReportOptions& o = in.o;
+  const Prices& prices = in.cat.prices();
+  const FitResult& f = sub.fit;
+  const Gpu& g = *sub.gpu;
+  const double ipo = in.ipo, hit = in.hit, hours_month = in.hours_month;
+  const json& op = d["perf"].contains("operating_point") ? d["perf"]["operating_point"] : json(nullptr);
+  CostOptions co;
+  co.model = o.model;
+  co.gpu = g.id;
+  co.gpus = f.gpus;
+  co.rate_usd_per_gpu_hour = o.rate_usd_per_gpu_hour;
+  co.input_per_output = ipo;
+  co.cache_hit = hit;
+  if (!op.is_null() && op["output_throughput_per_gpu"].get<double>() > 0)
+    co.throughput_tok_s = op["output_throughput_per_gpu"].get<double>() * f.gpus;  // output tokens a second at the SLA
+  const CostPlan cost = plan_cost(in.cat, co);
+  const double rent = cost.rent_usd_per_month();
+  json api = nullptr;
+  if (cost.api_price) {
+    const ApiPrice& p = *cost.api_price;
+    api = {{"provider", p.provider},
+           {"output", p.output},
+           {"input_cache_miss", p.input_cache_miss},
+           {"input_cache_hit", p.input_cache_hit},
+           {"date", p.date},
+           {"source", p.source},
+           {"verified", p.verified}};
+  }
+  double qlo = std::numeric_limits<double>::infinity(), qhi = 0;
+  for (const auto& q : prices.rental)
+    if (q.gpu == g.id && q.kind == "on-demand") {
+      qlo = std::min(qlo, q.usd_per_hour);
+      qhi = std::max(qhi, q.usd_per_hour);
+    }
+  auto rent_at = [&](double usd_per_gpu_hour) {  // the same cluster at another quote
+    RentalScenario x = cost.base;
+    x.usd_per_gpu_hour = usd_per_gpu_hour;
+    return x.usd_per_month();
+  };
+  json cj = {{"gpu", g.id},
+             {"gpus", f.gpus},
+             {"usd_per_gpu_hour", cost.usd_per_gpu_hour},
+             {"rate_source", o.rate_usd_per_gpu_hour ? "--rate" : "catalogue"},
+             {"hours_per_month", hours_month},
+             {"rent_usd_per_month", rent},
+             {"input_per_output", ipo},
+             {"cache_hit", hit},
+             {"api_usd_per_million", api}};
+  if (std::isfinite(qlo) && qhi > 0) {
+    cj["on_demand_quotes"] = {{"usd_per_gpu_hour_min", qlo},
+                              {"usd_per_gpu_hour_max", qhi},
+                              {"rent_usd_per_month_min", rent_at(qlo)},
+                              {"rent_usd_per_month_max", rent_at(qhi)}};
+  } else {
+    cj["on_demand_quotes"] = nullptr;
+  }
+  if (!api.is_null()) {
+    const double be = cost.flip_output_tokens_per_month;
+    cj["api_usd_per_output_token"] = cost.api_usd_per_output_token();
+    cj["break_even_output_tokens_per_month"] = std::isfinite(be) ? json(be) : json(nullptr);
+    cj["break_even_output_tokens_per_day"] = std::isfinite(be) ? json(be / cost.days_per_month) : json(nullptr);
+  } else {
+    cj["api_usd_per_output_token"] = nullptr;
+    cj["break_even_output_tokens_per_month"] = nullptr;
+    cj["break_even_output_tokens_per_day"] = nullptr;
+  }
+  cj["output_tokens_per_month_at_sla"] =
+      d["perf"].contains("output_tokens_per_month_at_sla") ? d["perf"]["output_tokens_per_month_at_sla"] : json(nullptr);
+  cj["rent_usd_per_million_output_at_sla"] = cost.throughput ? json(cost.throughput->usd_per_million_busy) : json(nullptr);
+  cj["verdict"] = cost_verdict(cj, f, in.m);
+  d["cost"] = cj;
+}
+
+// The launch commands of the recommendation (none when nothing fits).
+void add_launch(json& d, const Inputs& in, const ReportCandidate& sub) {
+  const ReportOptions& o = in.o;
+  const Model& m = in.m;
+  const EngineSettings& s = in.s;
+  const std::int64_t context = in.context;
+  const FitResult& f = sub.fit;
+  const Gpu& g = *sub.gpu;
+  if (!f.fits) {
+    d["launch"] = nullptr;
+    return;
+  }
+  Deployment dep;
+  dep.file = "<report>";
+  dep.model = o.model;
+  dep.gpu = g.id;
+  dep.gpus = f.gpus;
+  dep.nodes = f.nodes;
+  dep.engine = s.engine;
+  dep.layout = f.layout;
+  dep.layout_given = true;
+  dep.context = context;
+  dep.users = o.users;
+  dep.kv_dtype = o.kv_dtype;
+  dep.engine_version = s.engine_version;
+  const LaunchPlan lp = make_launch_plan(dep, m, f.layout, f.gpus, f.nodes, g.gpus_per_node, context, f.utilization_used, f.max_num_seqs);
+  d["launch"] = {{"script", emit_shell(lp)},
+                 {"commands", launch_commands_json(lp)},
+                 {"health_check", "curl -sf " + lp.health_url},
+                 {"ready_line", lp.ready_line},
+                 {"notes", lp.notes},
+                 {"error", lp.error}};
+}
+
+// The sources of every figure the page uses.
+void add_sources(json& d, const Inputs& in, const ReportPlan& plan) {
+  const Model& m = in.m;
+  const ReportOptions& o = in.o;
+  const PlanTargets& sla = in.sla;
+  const Prices& prices = in.cat.prices();
+  const double hours_month = in.hours_month;
+  const std::vector<ReportCandidate>& cands = plan.candidates;
+  const Gpu& g = *plan.recommended().gpu;
+  json src = json::array();
+  auto add = [&](const std::string& what, const std::string& value, const std::string& date, const std::string& source, bool assumed) {
+    src.push_back({{"what", what}, {"value", value}, {"date", date}, {"source", source}, {"assumed", assumed}});
+  };
+  add(fmt::format("{} geometry", m.id), m.hf_repo.empty() ? m.name : m.hf_repo, m.date, m.source.empty() ? m.origin : m.source, false);
+  for (const auto& c : cands) {
+    const Gpu& x = *c.gpu;
+    add(fmt::format("{} memory", x.id), fmt::format("{:g} MiB reported", x.memory_reported_mib.value), "",
+        x.memory_reported_mib.source.empty() ? x.source : x.memory_reported_mib.source, x.memory_reported_mib.assumed);
+    add(fmt::format("{} price", x.id), fmt::format("{:.2f} USD/GPU-hour", x.price_usd_per_hour.value), x.price_date,
+        x.price_usd_per_hour.source, x.price_usd_per_hour.assumed);
+  }
+  add(fmt::format("{} specifications", g.id), g.name, "", g.source, false);
+  for (const auto& q : prices.rental)
+    if (q.gpu == g.id)
+      add(fmt::format("{} {} quote", g.id, q.kind), fmt::format("{:.2f} USD/GPU-hour", q.usd_per_hour), q.date, q.source, !q.verified);
+  for (const auto& p : prices.api)
+    if (p.model == m.id)
+      add(fmt::format("{} API ({})", m.id, p.provider),
+          fmt::format("output {:.2f}, input {:.2f}, cached input {:.3g} USD per 1M tokens", p.output, p.input_cache_miss,
+                      p.input_cache_hit),
+          p.date, p.source, !p.verified);
+  add("hours per month", fmt::format("{:g}", hours_month), "", "data/prices.yaml", false);
+  if (!sla.sla_source.empty())
+    add(fmt::format("service level ({})", o.workload),
+        fmt::format("ITL {:g} ms, TTFT {:g} ms at ISL {:g}", sla.tpot_ms, sla.ttft_ms, o.isl), "", "data/perf/sla.yaml: " + sla.sla_source,
+        !sla.assumptions.empty());
+  d["sources"] = src;
+}
+
+// Every assumption the page rests on (the speed model's only when it drew a curve).
+std::vector<std::string> report_assumptions(const json& d, const Inputs& in, const ReportPlan& plan,
+                                            const std::vector<std::string>& perf_assumptions) {
+  const ReportOptions& o = in.o;
+  const Prices& prices = in.cat.prices();
+  const FitResult& f = plan.recommended().fit;
+  const Gpu& g = *plan.recommended().gpu;
+  const Model& m = in.m;
+  std::vector<std::string> out = plan.assumptions;
+  for (const auto& a : f.assumptions) add_unique(out, a);
+  add_assumptions(out, m.assumptions);
+  add_assumptions(out, g.assumptions);
+  if (!o.rate_usd_per_gpu_hour && prices.default_usd_per_gpu_hour.assumed && g.price_usd_per_hour.value <= 0)
+    add_unique(out, "rate: " + prices.default_usd_per_gpu_hour.reason);
+  if (d["perf"]["available"].get<bool>())
+    for (const auto& a : perf_assumptions) add_unique(out, a);
+  return out;
+}
+
+}  // namespace
+
+ReportPlan plan_report(const Catalogue& cat, const ReportOptions& o) {
+  const Inputs in = resolve_inputs(cat, o);
+  ReportPlan plan;
+  plan.model_id = in.m.id;
+  plan.engine = in.s.engine;
+  plan.context = in.context;
+  plan.users = o.users;
+  plan.hours_per_month = in.hours_month;
+  plan.candidates = rank_candidates(in);
+  plan.any_fit = !plan.candidates.empty() && plan.candidates.front().fit.fits;
+  const ReportCandidate& sub = plan.recommended();  // the recommendation (or, when nothing fits, the cheapest tried)
+  json& d = plan.data;
+  add_header(d, in, plan.any_fit);
+  add_answer(d, in, sub);
+  add_candidates(d, plan);
+  add_kv(d, in, sub);
+  std::vector<std::string> perf_assumptions = in.sla.assumptions;
+  add_perf(d, in, plan, perf_assumptions);
+  add_cost(d, in, sub);
+  add_launch(d, in, sub);
+  add_sources(d, in, plan);
+  plan.assumptions = report_assumptions(d, in, plan, perf_assumptions);
+  d["assumptions"] = plan.assumptions;
   return plan;
 }
 

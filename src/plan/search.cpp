@@ -1,6 +1,7 @@
 // The cheapest deployment that meets a service level: every GPU x GPU count x engine layout
-// (incl. DP attention) x precision x concurrency that fits, ranked by USD per million tokens; the
-// Pareto front of throughput per GPU against interactivity; the best of each GPU and why it lost.
+// (with the engine's search_layout_candidates, e.g. SGLang's DP attention) x precision x
+// concurrency that fits, ranked by USD per million tokens; the Pareto front of throughput per GPU
+// against interactivity; the best of each GPU and why it lost.
 // Lower bounds prune the search: a layout is tried only where the memory check passes, and the
 // concurrency sweep stops refining once the SLA breaks (bisection between two powers of two).
 #include <fmt/format.h>
@@ -80,6 +81,7 @@ PlanTargets plan_targets(const PlanOptions& o) {
   t.tpot_ms = std::numeric_limits<double>::infinity();
   t.ttft_source = "none";
   t.tpot_source = "none";
+  t.sla_source = sla.source;
   const std::string file = o.sla_file.empty() ? "data/perf/sla.yaml" : o.sla_file;
   if (o.ttft_ms) {
     if (!(*o.ttft_ms > 0)) throw InputError("--ttft-ms: must be positive");
@@ -198,14 +200,8 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
         s.engine = le;
         for (int n : gpu_counts(g, o.max_gpus)) {
           std::vector<Layout> layouts = candidate_layouts(m, g, le, n);
-          if (s.model().has_setting("dp_attention") && m.moe && n > 1) {  // DP attention with experts spread over every GPU
-            Layout d;
-            d.tp = n;
-            d.dp = n;
-            d.ep = n;
-            d.dp_attention = true;
+          for (const Layout& d : s.model().search_layout_candidates(m, n))  // e.g. SGLang's DP attention over every GPU
             if (layout_refusals(m, g, le, d).empty()) layouts.push_back(d);
-          }
           for (const auto& l : layouts) {
             MemCheck mc;
             try {

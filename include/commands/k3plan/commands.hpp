@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <k3plan/catalogue.hpp>
 #include <k3plan/cost_plan.hpp>
+#include <k3plan/fit_plan.hpp>
 #include <k3plan/report.hpp>
 #include <k3plan/report_plan.hpp>
 #include <optional>
@@ -44,32 +45,7 @@ struct KvCommandOptions {
 };
 Report run_kv(const Catalogue& cat, const KvCommandOptions& o);
 
-struct FitOptions {
-  std::string model;
-  std::string gpu;      // empty = every catalogue GPU
-  int gpus = 0;         // 0 = search
-  std::string context;  // empty = model maximum / default
-  std::int64_t users = 1;
-  std::string engine = "sglang";
-  std::string engine_version;          // empty = newest modelled
-  int tp = 0, ep = 0, dp = 0, pp = 0;  // 0 = search / default
-  int dcp = 0;                         // decode context parallel (MLA)
-  bool dp_attention = false;
-  std::string kv_dtype = "auto";
-  std::optional<double> gpu_memory_utilization;
-  std::optional<double> mem_fraction_static;
-  std::optional<std::int64_t> max_num_batched_tokens;
-  std::optional<std::int64_t> max_num_seqs;
-  std::optional<int> cuda_graph_max_bs;
-  // SGLang linear-attention state pool (handle_max_mamba_cache)
-  std::optional<double> mamba_full_memory_ratio;
-  std::optional<std::int64_t> max_mamba_cache_size;
-  std::string mamba_radix_cache_strategy;  // auto | no_buffer | extra_buffer | extra_buffer_lazy
-  bool disable_radix_cache = false;
-  int draft_layers = 0;
-  std::string precision;      // empty = as shipped
-  bool weights_only = false;  // lower bounds only (the foundation view)
-};
+// FitOptions: fit_plan.hpp
 Report run_fit(const Catalogue& cat, const FitOptions& o);
 
 Report run_cost(const Catalogue& cat, const CostOptions& o);

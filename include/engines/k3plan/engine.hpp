@@ -91,6 +91,9 @@ class EngineModel {
   virtual std::vector<Refusal> refusals(const Model& m, const Gpu& gpu, const Layout& l) const = 0;
   // Candidate layouts for exactly `gpus` GPUs in the engine's preferred order (unfiltered).
   virtual std::vector<Layout> layout_candidates(const Model& m, int gpus) const = 0;
+  // Further layouts for exactly `gpus` GPUs that plan's cost search also tries, after
+  // layout_candidates (unfiltered; fit keeps to layout_candidates). None unless the engine has one.
+  virtual std::vector<Layout> search_layout_candidates(const Model&, int) const { return {}; }
 
   // --- memory
   virtual EngineDefaults defaults(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& s,

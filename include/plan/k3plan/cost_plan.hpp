@@ -21,6 +21,9 @@ struct CostOptions {
   std::optional<double> days;
   std::optional<double> output_tokens_per_month;
   std::optional<double> input_tokens_per_month;
+  // the workload's input tokens per output token without its volume (report's --input-per-output);
+  // unset: input / output tokens a month
+  std::optional<double> input_per_output;
   std::optional<double> cache_hit;
   std::optional<double> api_output, api_input, api_cache_hit;
   std::optional<double> throughput_tok_s;
@@ -35,6 +38,7 @@ struct CostPlan {
   std::string rate_source;      // for people: which of those, with its date and source
   ApiRates api;                 // the catalogue's prices for the model, overridden by the --api-* flags
   std::string api_source;
+  std::optional<ApiPrice> api_price;  // the catalogue's row for the model (its figures, before the --api-* flags)
   double days_per_month = 30;
   double cache_hit = 0;
   double utilisation = 1;

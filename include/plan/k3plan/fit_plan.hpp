@@ -5,14 +5,47 @@
 #include <k3plan/budget.hpp>
 #include <k3plan/catalogue.hpp>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace k3plan {
 
+// `k3plan fit`'s options (the CLI fills them; run_fit in src/commands/fit_cmd.cpp renders the plan).
+struct FitOptions {
+  std::string model;
+  std::string gpu;      // empty = every catalogue GPU
+  int gpus = 0;         // 0 = search
+  std::string context;  // empty = model maximum / default
+  std::int64_t users = 1;
+  std::string engine = "sglang";
+  std::string engine_version;          // empty = newest modelled
+  int tp = 0, ep = 0, dp = 0, pp = 0;  // 0 = search / default
+  int dcp = 0;                         // decode context parallel (MLA)
+  bool dp_attention = false;
+  std::string kv_dtype = "auto";
+  std::optional<double> gpu_memory_utilization;
+  std::optional<double> mem_fraction_static;
+  std::optional<std::int64_t> max_num_batched_tokens;
+  std::optional<std::int64_t> max_num_seqs;
+  std::optional<int> cuda_graph_max_bs;
+  // SGLang linear-attention state pool (handle_max_mamba_cache)
+  std::optional<double> mamba_full_memory_ratio;
+  std::optional<std::int64_t> max_mamba_cache_size;
+  std::string mamba_radix_cache_strategy;  // auto | no_buffer | extra_buffer | extra_buffer_lazy
+  bool disable_radix_cache = false;
+  int draft_layers = 0;
+  std::string precision;      // empty = as shipped
+  bool weights_only = false;  // lower bounds only (the foundation view)
+};
+
+// The engine settings the options give: each engine flag checked against the engine it belongs to
+// and its range (InputError naming the flag).
+EngineSettings fit_settings(const FitOptions& o);
+
 struct FitRequest {
   std::int64_t context = 0;
   std::int64_t users = 1;
-  int gpus = 0;                 // 0 = the smallest engine-valid count that holds the load
+  int gpus = 0;                  // 0 = the smallest engine-valid count that holds the load
   std::optional<Layout> layout;  // the degrees the user gave (the rest 1); none = the best for `gpus`
   bool ep_given = false;         // false: an MoE layout takes the EP the engine derives (vLLM: TP x DP)
 };
@@ -46,5 +79,20 @@ struct GpuFitRow {
 };
 std::vector<GpuFitRow> fit_every_gpu(const Catalogue& cat, const Model& m, const EngineSettings& s, double weights_bytes,
                                      std::int64_t context, std::int64_t users, bool weights_only);
+
+// `k3plan fit`'s content: the options validated (InputError), the weights, and either every
+// catalogue GPU (no -g: fit_every_gpu) or one GPU's fit (fit_one_gpu) with its alternatives.
+struct FitPlan {
+  Model model;
+  EngineSettings settings;
+  std::int64_t context = 0;
+  double weights_bytes = 0;             // as shipped, or at --precision
+  std::vector<Assumption> assumptions;  // the model's, then those of the GPU figures the answer uses
+  std::vector<GpuFitRow> rows;          // no -g
+  const Gpu* gpu = nullptr;             // -g
+  std::optional<FitResult> fit;         // -g
+  std::vector<FitAlternative> alternatives;
+};
+FitPlan plan_fit(const Catalogue& cat, const FitOptions& o);
 
 }  // namespace k3plan

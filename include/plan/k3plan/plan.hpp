@@ -161,9 +161,11 @@ struct PlanTargets {
   double ttft_ms = 0, tpot_ms = 0;       // infinity = no target
   std::string ttft_source, tpot_source;  // the option, or the SLA file
   double ttft_tier_tokens = 0;           // > 0: the TTFT target is the file's tier for prompts up to this many tokens
+  std::string sla_source;                // the SLA file's own `source:` line
   std::vector<std::string> assumptions;  // assumed SLA figures with their reasons
 };
-// The SLA targets of the options (given, or the SLA file's tier and workload).
+// The SLA targets of the options (given, or the SLA file's tier and workload): the one reading of
+// the SLA file, for plan and report (which sets only isl and workload).
 PlanTargets plan_targets(const PlanOptions& o);
 
 struct PrecisionOption {

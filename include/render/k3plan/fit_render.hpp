@@ -1,0 +1,23 @@
+#pragma once
+// How one fit reads (src/render/fit_render.cpp): the JSON of a FitResult, the per-GPU budget table
+// and a launch command as copyable shell lines; `k3plan fit` (src/commands/fit_cmd.cpp) puts them
+// in its Report.
+#include <k3plan/budget.hpp>
+#include <k3plan/report.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace k3plan {
+
+// Every figure of a fit, units in the keys (the `fit -g GPU --format json` shape).
+nlohmann::json fit_json(const FitResult& f);
+
+// The per-GPU memory budget of the limiting stage, in GiB, GB and share of what the engine sees.
+Table budget_table(const FitResult& f);
+
+// "prog --a 1 --b 2" as lines of one shell command: the program, then one "--flag value" per line,
+// each but the last ending in " \\" (flags as serve_args() wrote them, already quoted).
+std::vector<std::string> shell_lines(const std::string& program, const std::vector<std::string>& words);
+
+}  // namespace k3plan
