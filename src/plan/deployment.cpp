@@ -87,9 +87,7 @@ PerfEvaluation evaluate_perf(const Catalogue& cat, const PerfOptions& o) {
     throw InputError("--precision (every weight) and --expert-precision are contradictory; give one");
   if (o.gpus < 0 || o.gpus > 100000) throw InputError("--gpus: out of range");
   const Model m = with_precision(base, o.precision, o.expert_precision);
-  const EfficiencyTable table = o.efficiency_file.empty()
-                                    ? embedded_efficiency()
-                                    : parse_efficiency(read_text_file(o.efficiency_file, "--efficiency"), o.efficiency_file);
+  const EfficiencyTable table = efficiency_for(cat, o.efficiency_file);
   PerfEvaluation ev;
   ev.gpu = &g;
   ev.eff = factors_for(table, cat.gpus(), g, o.engine, precision_key(m));
