@@ -16,8 +16,9 @@ using k3plan_test::Run;
 using k3plan_test::slurp;
 using k3plan_test::TempDir;
 
-const std::vector<std::string> kCommands{"models", "gpus", "show", "weights",       "kv",     "fit",        "cost", "validate", "launch",
-                                         "check",  "perf", "plan", "perf-validate", "report", "completion", "man"};
+const std::vector<std::string> kCommands{"models",        "gpus",      "show",   "weights",    "kv",   "fit",
+                                         "cost",          "validate",  "launch", "check",      "perf", "plan",
+                                         "perf-validate", "calibrate", "report", "completion", "man"};
 
 // The long options `k3plan CMD --help` lists.
 std::set<std::string> long_options(const std::string& cmd) {

@@ -314,6 +314,10 @@ void Catalogue::add_text(const std::string& text, const std::string& origin) {
   YamlReader r(origin);
   const YAML::Node root = r.parse(text);
   if (!root.IsMap()) r.fail(root, "<root>", "expected a mapping");
+  if (root["entries"].IsDefined() && root["families"].IsDefined()) {  // efficiency factors: read by the planner
+    efficiency_files_.push_back({origin, text});
+    return;
+  }
   if (root["gpus"].IsDefined()) {
     r.check_keys(root, {"gpus"}, "");
     r.require_list(root["gpus"], "gpus");

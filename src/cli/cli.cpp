@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <k3plan/calibrate_cmd.hpp>
 #include <k3plan/check.hpp>
 #include <k3plan/commands.hpp>
 #include <k3plan/engine.hpp>
@@ -391,6 +392,37 @@ void define_perf_validate(CLI::App& sub, Cli& cli) {
   output_options(sub, cli);
   sub.callback([&cli] { cli.action = [](const Catalogue& c) { return run_perf_validate(c); }; });
 }
+void define_calibrate(CLI::App& sub, Cli& cli) {
+  auto o = std::make_shared<CalibrateCommandOptions>();
+  CalibrateOptions& f = o->fit;
+  file(cli, sub.add_option("file", f.file,
+                           "Benchmark result: the JSON vLLM's bench serve saves (save-result), the JSON lines SGLang's bench_serving "
+                           "appends (output-file), a guidellm benchmarks JSON or InferenceX CSV rows")
+                ->required());
+  choice(cli, sub.add_option("--input-format", f.input_format, "Format of FILE (auto: from its content)")->capture_default_str(),
+         {"auto", "vllm", "sglang", "guidellm", "inferencex"});
+  model_option(sub, cli, f.model, false, "Model the benchmark served (default: the one the file names); as perf -m");
+  sub.add_option("-g,--gpu", f.gpu, "GPU it ran on (default: the file's; with a file that names GPUs, selects its rows)");
+  choice(cli, sub.add_option("--engine", f.engine, "Serving engine (default: the file's, else the benchmark tool's own)"),
+         {"sglang", "vllm", "trt", "atom"});
+  sub.add_option("--engine-version", f.engine_version,
+                 "Engine release it ran, e.g. 0.19.0 (the entry is keyed to it; default: the file's)");
+  choice(cli, sub.add_option("--precision,-p", f.precision, "fp8, fp4 (routed experts) or bf16 (default: the file's, else as shipped)"),
+         {"fp8", "fp4", "bf16"});
+  sub.add_option("--kv-dtype", f.kv_dtype, "KV cache dtype it ran (default: the file's, else auto)");
+  choice(cli, sub.add_option("--spec", f.spec, "Speculative decoding it ran: none or mtp (default: the file's, else none)"),
+         {"none", "mtp"});
+  sub.add_option("--tp", f.tp, "Tensor parallel it ran (default: the file's)")->check(whole(1, kMaxDegree));
+  sub.add_option("--ep", f.ep, "Expert parallel it ran (default: the file's, else 1)")->check(whole(1, kMaxDegree));
+  sub.add_flag("--enable-dp-attention", f.dp_attention, "It ran SGLang DP-attention (default: the file's)");
+  sub.add_option("--concurrency,-c", f.concurrency, "Concurrent requests it ran (default: the file's max concurrency)")
+      ->check(whole(1, 1000000));
+  efficiency_option(sub, cli, f.efficiency_file);
+  file(cli, sub.add_option("-o,--out", o->out, "Calibration YAML to write (atomically; for --data DIR)"));
+  sub.add_flag("--force", o->force, "Replace the -o file if it exists");
+  output_options(sub, cli);
+  run_with(sub, cli, o, run_calibrate);
+}
 void define_report(CLI::App& sub, Cli& cli) {
   auto o = std::make_shared<ReportOptions>();
   model_option(sub, cli, o->model, true);
@@ -442,6 +474,10 @@ const std::vector<Command>& command_table() {
       {"plan", "Cheapest deployment (GPU x count x layout x precision x engine) that meets a service level", define_plan},
       {"perf-validate", "Predicted vs measured throughput and latency (InferenceX DeepSeek-R1 rows): the accuracy table",
        define_perf_validate},
+      {"calibrate",
+       "Fit the speed model to your own benchmark results (vLLM, SGLang, guidellm, InferenceX): error before and after, and a "
+       "calibration file for --data",
+       define_calibrate},
       {"report", "A self-contained HTML plan with SVG charts (memory budget, KV per user, rent vs API, speed), launch commands and sources",
        define_report},
       {"completion", "Print a shell completion script: bash, zsh or fish", define_completion},

@@ -96,8 +96,7 @@ PerfInputs perf_inputs(const Catalogue& cat, const PerfOptions& o) {
     throw InputError("--precision (every weight) and --expert-precision are contradictory; give one");
   if (o.gpus < 0 || o.gpus > 100000) throw InputError("--gpus: out of range");
   in.m = with_precision(in.base, o.precision, o.expert_precision);
-  in.table = o.efficiency_file.empty() ? embedded_efficiency()
-                                       : parse_efficiency(read_text_file(o.efficiency_file, "--efficiency"), o.efficiency_file);
+  in.table = efficiency_for(cat, o.efficiency_file);
   return in;
 }
 }  // namespace

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <ctime>
 #include <k3plan/budget.hpp>
+#include <k3plan/calibrate.hpp>
 #include <k3plan/cost.hpp>
 #include <k3plan/cost_plan.hpp>
 #include <k3plan/engine_flags.hpp>
@@ -54,11 +55,11 @@ void add_assumptions(std::vector<std::string>& v, const std::vector<Assumption>&
 }
 
 // One concurrency sweep of the speed model for a deployment; empty when perf has no factors for it.
-json pareto_curve(const Model& m, const Gpu& g, const FitResult& f, const ReportOptions& o, const PlanTargets& sla, const PerfModel& pm,
-                  std::vector<std::string>& assumptions, std::string& why_not) {
+json pareto_curve(const EfficiencyTable& table, const Model& m, const Gpu& g, const FitResult& f, const ReportOptions& o,
+                  const PlanTargets& sla, const PerfModel& pm, std::vector<std::string>& assumptions, std::string& why_not) {
   PerfEfficiency eff;
   try {
-    eff = embedded_efficiency().lookup(g, o.engine);
+    eff = table.lookup(g, o.engine, precision_key(m));
   } catch (const InputError& e) {
     why_not = e.what();
     return nullptr;
@@ -340,12 +341,13 @@ void add_perf(json& d, const Inputs& in, const ReportPlan& plan, std::vector<std
   std::vector<std::string> skipped;
   try {
     const PerfModel pm = prepare_perf_model(m, o.kv_dtype);
+    const EfficiencyTable table = efficiency_for(in.cat, "");  // embedded, with --data calibration files over it
     int shown = 0;
     for (const auto& c : cands) {
       if (shown >= 5) break;
       if (!c.fit.fits) continue;  // the speed of a deployment that cannot hold the load would mislead
       std::string why;
-      json cur = pareto_curve(m, *c.gpu, c.fit, o, sla, pm, perf_assumptions, why);
+      json cur = pareto_curve(table, m, *c.gpu, c.fit, o, sla, pm, perf_assumptions, why);
       if (cur.is_null()) {
         skipped.push_back(why);
         continue;

@@ -144,9 +144,7 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
   res.engines = o.engines.empty() ? std::vector<std::string>{"sglang", "vllm"} : o.engines;
   const std::vector<std::string>& engines = res.engines;
   for (const auto& e : engines) layout_engine(e);
-  const EfficiencyTable table = o.efficiency_file.empty()
-                                    ? embedded_efficiency()
-                                    : parse_efficiency(read_text_file(o.efficiency_file, "--efficiency"), o.efficiency_file);
+  const EfficiencyTable table = efficiency_for(cat, o.efficiency_file);
 
   auto& precs = res.precisions;
   precs.resize(gpus.size());

@@ -52,6 +52,14 @@ class Catalogue {
   const std::vector<Gpu>& validation_gpus() const { return validation_gpus_; }
   const std::vector<Model>& models() const { return models_; }
   const Prices& prices() const { return prices_; }
+  // Efficiency-factor files under --data directories (a YAML with `families:` and `entries:`, the
+  // schema of data/perf/efficiency.yaml, such as `k3plan calibrate -o` writes): kept as text for
+  // the planner, which reads them and lays their entries over the embedded ones (efficiency_for(),
+  // plan/calibrate.hpp).
+  struct TextFile {
+    std::string origin, text;
+  };
+  const std::vector<TextFile>& efficiency_files() const { return efficiency_files_; }
 
   const Gpu& gpu(const std::string& id_or_alias) const;
   const Gpu& validation_gpu(const std::string& id_or_alias) const;  // a catalogue GPU, else a validation one
@@ -65,6 +73,7 @@ class Catalogue {
   std::vector<Gpu> validation_gpus_;
   std::vector<Model> models_;
   Prices prices_;
+  std::vector<TextFile> efficiency_files_;
 };
 
 // -m/--model: a catalogue id or alias, a k3plan model YAML, a Hugging Face config.json, or a
