@@ -146,11 +146,7 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
   for (const auto& x : f.flag_notes) r.notes.push_back("note: " + x);
   if (o.engine == "trt" || o.engine == "atom") r.notes.push_back(o.engine + ": layout and memory checked with SGLang's rules");
   r.assumptions.push_back(kModelAssumption);
-  add_lines(r, eff.assumptions);
-  if (o.spec_tokens > 0 && !o.spec_acceptance)
-    r.assumptions.push_back(fmt::format("speculative acceptance {:g} per draft token from data/perf/efficiency.yaml ({}/{})",
-                                        eff.spec_acceptance, eff.family, eff.engine));
-  if (o.length_scale < 1) r.assumptions.push_back(fmt::format("request lengths scaled by {:g} of nominal", o.length_scale));
+  perf_factor_assumptions(r, eff, o.spec_tokens, o.spec_acceptance.has_value(), o.length_scale);
   add_lines(r, f.assumptions);
   add_assumptions(r, m.assumptions);
   gpu_assumptions(r, g, true);

@@ -44,6 +44,16 @@ inline const char* kModelAssumption =
     "(E x (1 - (1 - k/E)^T) experts touched per layer, no load imbalance); closed-loop continuous batching at steady state";
 
 // "2 x TP8 EP8 DP8 DP-attention": one side of a disaggregated deployment
+// The speed model's assumptions every perf run lists: the factors' own, the speculative acceptance
+// when it comes from the factors, and the length scale.
+inline void perf_factor_assumptions(Report& r, const PerfEfficiency& eff, int spec_tokens, bool acceptance_given, double length_scale) {
+  add_lines(r, eff.assumptions);
+  if (spec_tokens > 0 && !acceptance_given)
+    r.assumptions.push_back(fmt::format("speculative acceptance {:g} per draft token from data/perf/efficiency.yaml ({}/{})",
+                                        eff.spec_acceptance, eff.family, eff.engine));
+  if (length_scale < 1) r.assumptions.push_back(fmt::format("request lengths scaled by {:g} of nominal", length_scale));
+}
+
 inline std::string side_text(const DisaggSide& s, const Layout& l) { return fmt::format("{} x {}", s.workers, layout_text(l)); }
 
 // What the disaggregated estimate assumes, beyond the aggregated model (calc/perf.hpp, estimate_disagg).

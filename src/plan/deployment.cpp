@@ -99,6 +99,23 @@ PerfInputs perf_inputs(const Catalogue& cat, const PerfOptions& o) {
   in.table = efficiency_for(cat, o.efficiency_file);
   return in;
 }
+// The engine settings a perf run's options give (aggregated and disaggregated alike).
+EngineSettings perf_settings(const PerfInputs& in, const PerfOptions& o) {
+  EngineSettings s;
+  s.engine = in.le;
+  s.kv_dtype = o.kv_dtype;
+  s.draft_layers = o.spec_tokens > 0 ? std::max(1, in.m.mtp_layers) : 0;
+  if (o.max_running_requests) {
+    if (*o.max_running_requests < 1 || *o.max_running_requests > (1 << 24)) throw InputError("--max-running-requests: out of range");
+    s.max_num_seqs = *o.max_running_requests;
+  }
+  if (o.max_num_batched_tokens) {
+    if (*o.max_num_batched_tokens < 256 || *o.max_num_batched_tokens > (1 << 24))
+      throw InputError("--max-num-batched-tokens: out of range");
+    s.max_num_batched_tokens = *o.max_num_batched_tokens;
+  }
+  return s;
+}
 }  // namespace
 
 PerfEvaluation evaluate_perf(const Catalogue& cat, const PerfOptions& o) {
@@ -113,19 +130,7 @@ PerfEvaluation evaluate_perf(const Catalogue& cat, const PerfOptions& o) {
   ev.eff = factors_for(table, cat.gpus(), g, o.engine, precision_key(m));
   const PerfEfficiency& eff = ev.eff;
 
-  EngineSettings s;
-  s.engine = le;
-  s.kv_dtype = o.kv_dtype;
-  s.draft_layers = o.spec_tokens > 0 ? std::max(1, m.mtp_layers) : 0;
-  if (o.max_running_requests) {
-    if (*o.max_running_requests < 1 || *o.max_running_requests > (1 << 24)) throw InputError("--max-running-requests: out of range");
-    s.max_num_seqs = *o.max_running_requests;
-  }
-  if (o.max_num_batched_tokens) {
-    if (*o.max_num_batched_tokens < 256 || *o.max_num_batched_tokens > (1 << 24))
-      throw InputError("--max-num-batched-tokens: out of range");
-    s.max_num_batched_tokens = *o.max_num_batched_tokens;
-  }
+  EngineSettings s = perf_settings(in, o);
   const auto context = static_cast<std::int64_t>(std::ceil(o.isl + o.osl));
   const auto avg_context = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(o.length_scale * (o.isl + o.osl / 2))));
   const bool explicit_layout = o.tp || o.ep || o.dp || o.pp || o.dp_attention || o.dcp;
@@ -269,19 +274,7 @@ PerfDisaggEvaluation evaluate_perf_disagg(const Catalogue& cat, const PerfOption
   ev.precision = precision_label(in.base, o.precision, o.expert_precision);
   ev.gpu = in.g;
   ev.eff = factors_for(in.table, cat.gpus(), *in.g, o.engine, precision_key(in.m));
-  EngineSettings s;
-  s.engine = in.le;
-  s.kv_dtype = o.kv_dtype;
-  s.draft_layers = o.spec_tokens > 0 ? std::max(1, in.m.mtp_layers) : 0;
-  if (o.max_running_requests) {
-    if (*o.max_running_requests < 1 || *o.max_running_requests > (1 << 24)) throw InputError("--max-running-requests: out of range");
-    s.max_num_seqs = *o.max_running_requests;
-  }
-  if (o.max_num_batched_tokens) {
-    if (*o.max_num_batched_tokens < 256 || *o.max_num_batched_tokens > (1 << 24))
-      throw InputError("--max-num-batched-tokens: out of range");
-    s.max_num_batched_tokens = *o.max_num_batched_tokens;
-  }
+  EngineSettings s = perf_settings(in, o);
   ev.deployment = disagg_deployment(in.m, *in.g, o.engine, p, d, s, o.isl, o.osl, o.length_scale, o.concurrency);
   ev.pm = prepare_perf_model(in.m, o.kv_dtype);
   ev.result =
