@@ -9,6 +9,7 @@
 #include <k3plan/commands.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/perf_cmd.hpp>
+#include <k3plan/report.hpp>
 #include <k3plan/report_html.hpp>
 #include <k3plan/report_plan.hpp>
 #include <regex>
@@ -418,4 +419,17 @@ TEST_CASE("plan_report ranks the candidates and writes no file", "[report]") {
   ReportOptions bad = o;
   bad.out.clear();
   CHECK_THROWS_AS(plan_report(cat(), bad), InputError);
+}
+
+// Table columns dropped for width are found by index: headers repeat ("pred" after each figure),
+// and dropping by name once took the first "pred" (the throughput prediction of perf-validate's
+// disaggregated table) instead of the one listed
+TEST_CASE("a narrow table leaves out the listed column even when another column has the same header", "[render]") {
+  k3plan::Table t{"t", {"name", "tput", "pred", "ttft", "pred"}, {{"a-long-row-name", "1111", "2222", "3333", "4444"}}, {}, {4}};
+  const std::string narrow = k3plan::render_table(t, 30);
+  CHECK(narrow.find("2222") != std::string::npos);
+  CHECK(narrow.find("4444") == std::string::npos);
+  CHECK(narrow.find("not shown at this width: pred") != std::string::npos);
+  const std::string wide = k3plan::render_table(t, 0);
+  CHECK(wide.find("4444") != std::string::npos);
 }

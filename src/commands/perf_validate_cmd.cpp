@@ -124,7 +124,7 @@ Report run_perf_validate(const Catalogue& cat) {
               "pred", "limit"},
              {},
              {false, false, false, false, true, false, true, true, true, true, true, true, true, false},
-             {13, 12}};
+             {13, 12, 1, 4}};  // at 100 columns: the limit, TTFT prediction, precision and GPU count go first (the JSON has them)
   std::map<std::string, Errors> dgroups;
   Errors dall;
   r.data["disaggregated"] = {{"rows", nlohmann::json::array()}, {"summary", nlohmann::json::array()}};

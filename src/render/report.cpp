@@ -158,11 +158,16 @@ std::string render_table(const Table& table, std::size_t max_width) {
     }
     return sum;
   };
+  // the original index of every column still shown: headers may repeat ("pred" after each figure),
+  // so a dropped column is found by its index, never by its name
+  std::vector<std::size_t> shown(table.headers.size());
+  for (std::size_t i = 0; i < shown.size(); ++i) shown[i] = i;
   for (const std::size_t drop : table.optional_columns) {
     if (max_width == 0 || natural_width(t) <= max_width) break;
-    const auto it = std::find(t.headers.begin(), t.headers.end(), table.headers.at(drop));
-    if (it == t.headers.end()) continue;
-    const auto i = static_cast<std::size_t>(it - t.headers.begin());
+    const auto it = std::find(shown.begin(), shown.end(), drop);
+    if (it == shown.end()) continue;
+    const auto i = static_cast<std::size_t>(it - shown.begin());
+    shown.erase(it);
     hidden.push_back(t.headers[i]);
     t.headers.erase(t.headers.begin() + static_cast<std::ptrdiff_t>(i));
     if (i < t.right_align.size()) t.right_align.erase(t.right_align.begin() + static_cast<std::ptrdiff_t>(i));
