@@ -67,6 +67,7 @@ double number(const json& o, const std::string& path, const std::string& where, 
 int opt_int(const json& o, const std::string& path, const std::string& where, int lo = 1, int hi = 1 << 20) {
   const json* v = at_path(o, path);
   if (!v || v->is_null()) return 0;
+  if (v->is_number_float()) bad(where, path, fmt::format("expected a whole number in [{}, {}], got {:g}", lo, hi, v->get<double>()));
   if (!v->is_number_integer() && !v->is_number_unsigned()) bad(where, path, fmt::format("expected a whole number, got {}", type_name(*v)));
   const auto x = v->get<long long>();
   if (x < lo || x > hi) bad(where, path, fmt::format("{} is out of range [{}, {}]", x, lo, hi));
@@ -353,7 +354,8 @@ BenchFile parse_bench_text(const std::string& text, const std::string& origin, c
       start = end + 1;
       if (one.find_first_not_of(" \t\r") == std::string::npos) continue;
       const std::string where = fmt::format("{}:{}", origin, line);
-      const json o = parse_json_input(python_json(one), where);
+      // the line's own number in a parse error: the JSON reader counts lines from the start of its text
+      const json o = parse_json_input(std::string(static_cast<std::size_t>(line - 1), '\n') + python_json(one), origin);
       if (!o.is_object()) throw InputError(fmt::format("{}: expected a JSON object per line (sglang.bench_serving --output-file)", where));
       f.points.push_back(sglang_point(o, where));
     }
