@@ -173,3 +173,27 @@ TEST_CASE("SGLang DeepSeek weights count the embedding under DP attention and th
   CHECK(sg.stage_weights_bytes(m, gpu, tp8, s, 0, 1, false, false) - vl.stage_weights_bytes(m, gpu, tp8, sv, 0, 1, false, false) ==
         Approx(kv_b * 1.0));
 }
+
+// torch's caching allocator gives every allocation of 10 MiB or more a segment of its own rounded
+// up to 2 MiB (c10/cuda/CUDACachingAllocator.cpp kMinLargeAlloc / kRoundLarge), and SGLang's "Load
+// weight end ... mem usage" is the drop in free memory over load_model, so it holds the rounding:
+// QwQ-32B at TP4 (bf16) has qkv_proj 17.5 MiB, o_proj 12.5, gate_up_proj 135 and down_proj 67.5 per
+// layer (3.5 MiB of rounding x 64) and embed_tokens / lm_head of 371.25 MiB (0.75 each)
+TEST_CASE("SGLang weights hold the caching allocator rounding of each large tensor as the QwQ-32B TP4 load logged it",
+          "[engines][sglang]") {
+  const std::string log = std::string(K3PLAN_TEST_DATA) + "/logs/sglang/qwq-32b-l4-tp4-v0.4.3.post4.log";
+  const std::string config = std::string(K3PLAN_TEST_DATA) + "/Qwen--QwQ-32B_config.json";
+  const auto r = run({"validate", "--log", log, "-m", config, "-g", "l4", "--engine-version", "0.4.3.post4", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const json j = json::parse(r.out);
+  const double gib = 1073741824.0;
+  CHECK(j.at("logged").at("weights_bytes").get<double>() / gib == Approx(15.54));
+  CHECK(j.at("predicted").at("weights_bytes").get<double>() / gib == Approx(15.54).margin(0.005));
+  // the rounding alone: predicted weights less the parameters and the float32 RoPE cache
+  const double h = 5120, vocab = 152064, inter = 27648, q = 40 * 128, kv = 8 * 128, layers = 64;
+  const double per_layer = (q + 2 * kv) / 4 * h + (q + 2 * kv) / 4 + q / 4 * h + 3 * h * inter / 4 + 2 * h;
+  const double params = layers * per_layer + 2 * vocab * h / 4 + h;
+  const double rope = 131072.0 * 128 * 4;
+  const double mib = 1048576.0;
+  CHECK((j.at("predicted").at("weights_bytes").get<double>() - params * 2 - rope) / mib == Approx(64 * 3.5 + 2 * 0.75).margin(0.5));
+}

@@ -15,6 +15,8 @@
 
 #include "engines_impl.hpp"
 
+#include "engines_impl.hpp"
+
 namespace k3plan {
 
 namespace {
@@ -60,7 +62,7 @@ bool is_float_dtype(const std::string& p) { return p == "bf16" || p == "fp16" ||
 // cast into them (vLLM set_default_torch_dtype(model_config.dtype) around model init in
 // model_executor/model_loader; SGLang the same in model_loader/loader.py): --dtype float32 doubles
 // a bf16 checkpoint's unquantized weights. Quantized groups keep their format.
-double weight_bits(const Model& m, ParamGroup g, const std::string& uniform) {
+double weight_bits_impl(const Model& m, ParamGroup g, const std::string& uniform) {
   if (!uniform.empty()) return precision_format(uniform).bits_per_weight;
   std::string p = m.precision_of(g);
   if (g == ParamGroup::norms && !m.precision.count(g)) p = m.dtype;
@@ -77,6 +79,8 @@ double rotary_dim(const Model& m) {
   return 0;
 }
 }  // namespace
+
+double weight_bits(const Model& m, ParamGroup g, const std::string& uniform) { return weight_bits_impl(m, g, uniform); }
 
 std::optional<EngineVersion::Pad> EngineModel::mxfp4_moe_pad(const Gpu& gpu) const {
   const double cc = gpu.compute_capability;
@@ -100,7 +104,7 @@ double EngineModel::stage_weights_bytes(const Model& m, const Gpu& gpu, const La
   std::array<bool, kParamGroups> known{};
   auto add = [&](ParamGroup g, double params) {
     const auto i = static_cast<std::size_t>(g);
-    if (!known[i]) bits[i] = weight_bits(m, g, uniform), known[i] = true;
+    if (!known[i]) bits[i] = weight_bits_impl(m, g, uniform), known[i] = true;
     bytes += params * bits[i] / 8;
   };
   // MXFP4 experts as the back-end lays them out: the expert width on this rank (all of it under

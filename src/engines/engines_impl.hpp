@@ -16,6 +16,9 @@ bool has_dsa(const Model& m);
 // Bytes of one element in the dtype the model runs in (4 with --dtype float32, else 2): the
 // unquantized weights, the logits and the activations take it.
 double model_dtype_bytes(const Model& m);
+// Bits per weight of parameter group `g` as it is stored on the GPU (block scales included; the
+// model dtype for unquantized groups; `uniform` overrides every group when set).
+double weight_bits(const Model& m, ParamGroup g, const std::string& uniform);
 // The tensor-parallel degrees the search tries for `gpus` GPUs: powers of two dividing it, largest
 // first (the engines' custom all-reduce and most attention kernels assume a power of two).
 std::vector<int> tp_degrees(int gpus);

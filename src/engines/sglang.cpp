@@ -20,6 +20,7 @@
 #include <k3plan/engine_log.hpp>
 #include <k3plan/units.hpp>
 #include <limits>
+#include <vector>
 
 #include "engines_impl.hpp"
 
@@ -28,6 +29,22 @@ namespace k3plan {
 namespace {
 
 bool fp8_block(const std::string& p) { return p == "fp8-block"; }
+
+// What torch's caching allocator adds to a weight tensor of `bytes` (c10/cuda/CUDACachingAllocator.cpp,
+// the same hipified on ROCm: kMinLargeAlloc 10 MiB, kRoundLarge 2 MiB): an allocation of 10 MiB or
+// more gets a segment of its own, rounded up to a multiple of 2 MiB; the smaller ones are packed
+// into shared 2 MiB / 20 MiB segments (0 here). Weights are created one parameter at a time in
+// model __init__ and never freed, so the rounding stays in use, and SGLang's "Load weight end ...
+// mem usage" is the drop in free memory across load_model (torch.cuda.empty_cache + mem_get_info in
+// utils.get_available_gpu_memory, model_runner.py load_model @ v0.4.6.post2, 9858113c3; the same
+// at v0.4.3.post2 and v0.5.9; SGLang sets no PYTORCH_CUDA_ALLOC_CONF expandable_segments), so it
+// counts the rounding too.
+double allocator_slack(double bytes) {
+  constexpr double mib = 1024.0 * 1024.0, large = 10 * mib, round = 2 * mib;
+  if (bytes < large) return 0;
+  return std::ceil(bytes / round - 1e-9) * round - bytes;
+}
+
 int nodes_for(const Gpu& g, int gpus) { return gpus <= g.gpus_per_node ? 1 : (gpus + g.gpus_per_node - 1) / g.gpus_per_node; }
 
 class Sglang final : public EngineModel {
@@ -232,10 +249,100 @@ class Sglang final : public EngineModel {
     return base + (version().mamba_extra_buffer ? 2 : 0);
   }
 
+  // The weight tensors one rank holds for decoder layer `i` (bytes of the values, scales apart),
+  // as SGLang's model files build them: fused qkv_proj / gate_up_proj (QKVParallelLinear,
+  // MergedColumnParallelLinear), MLA's q_a / q_b / kv_a / kv_b / o and the w_kc / w_vc copies, the
+  // fused MoE's w13 and w2 (one tensor each for all the rank's experts). Linear-attention and other
+  // blocks are not enumerated (no slack counted for them).
+  std::vector<double> layer_tensors(const Model& m, const Gpu& gpu, const Layout& l, const std::string& uniform, int i) const {
+    std::vector<double> t;
+    auto eb = [&](ParamGroup g) { return std::floor(weight_bits(m, g, uniform)) / 8; };  // element bytes
+    const double h = static_cast<double>(m.hidden_size);
+    const int atp = attention_tp(l), tp = l.tp;
+    const auto& b = m.blocks[static_cast<std::size_t>(m.layers[static_cast<std::size_t>(i)])];
+    const double ea = eb(ParamGroup::attention);
+    if (b.kind == AttnKind::gqa && b.q_lora_rank <= 0) {
+      const double q = static_cast<double>(b.num_heads) / atp * b.head_dim;
+      const double kvh = std::max(1.0, static_cast<double>(b.num_kv_heads) / atp);
+      t.push_back(h * (q + kvh * b.head_dim + (b.k_eq_v ? 0.0 : kvh * b.v_head_dim)) * ea);
+      t.push_back(static_cast<double>(b.num_heads) / atp * b.v_head_dim * h * ea);
+    } else if (b.kind == AttnKind::mla) {
+      const double heads = static_cast<double>(b.num_heads) / atp, qk = b.qk_nope_head_dim + b.qk_rope_head_dim;
+      if (b.q_lora_rank > 0) {
+        t.push_back(h * b.q_lora_rank * ea);
+        t.push_back(static_cast<double>(b.q_lora_rank) * heads * qk * ea);
+      } else {
+        t.push_back(h * heads * qk * ea);
+      }
+      t.push_back(h * (b.kv_lora_rank + b.qk_rope_head_dim) * ea);
+      t.push_back(static_cast<double>(b.kv_lora_rank) * heads * (b.qk_nope_head_dim + b.v_head_dim) * ea);
+      t.push_back(heads * b.v_head_dim * h * ea);
+      const double copy = ea >= 2 ? model_dtype_bytes(m) : ea;  // w_kc, w_vc
+      t.push_back(static_cast<double>(b.kv_lora_rank) * heads * b.qk_nope_head_dim * copy);
+      t.push_back(static_cast<double>(b.kv_lora_rank) * heads * b.v_head_dim * copy);
+    }
+    if (!b.has_mlp) return t;
+    const double mats = m.mlp_matrices();
+    if (m.is_moe_layer(i)) {
+      const auto& e = *m.moe;
+      const double in = e.latent_size > 0 ? e.latent_size : h;
+      const bool whole = shared_experts_whole(m, gpu);
+      // 0.4.6: the shared expert cloned into the fused MoE, whole on every rank
+      const double width = static_cast<double>(e.expert_intermediate_size) * e.routed_experts / moe_group(l) +
+                           (whole ? static_cast<double>(e.shared_intermediate_size) : 0.0);
+      const double er = eb(ParamGroup::routed_experts);
+      t.push_back((mats - 1) * in * width * er);
+      t.push_back(in * width * er);
+      if (e.shared_intermediate_size > 0 && !whole) {
+        const double es = eb(ParamGroup::shared_experts), w = static_cast<double>(e.shared_intermediate_size) / tp;
+        t.push_back((mats - 1) * h * w * es);
+        t.push_back(h * w * es);
+      }
+    } else if (m.dense_intermediate_size > 0) {
+      const double ed = eb(ParamGroup::dense_mlp), w = static_cast<double>(m.dense_intermediate_size) / tp;
+      t.push_back((mats - 1) * h * w * ed);
+      t.push_back(h * w * ed);
+    }
+    return t;
+  }
+
+  // The allocator rounding of this stage's weights (allocator_slack): decoder layers still on the
+  // GPU after --cpu-offload-gb (SGLang's offloader moves whole layers, first ones first, while the
+  // budget lasts: srt/utils.py maybe_offload_to_cpu), the input embedding on the first stage and
+  // the lm_head on the last. The vision tower is not enumerated.
+  double weights_slack(const StageInput& in) const {
+    const Model& m = *in.model;
+    const Layout& l = *in.layout;
+    const std::string& uniform = in.settings->precision;
+    const int L = static_cast<int>(m.layers.size()), pp = std::max(1, in.stages);
+    int first = 0;
+    for (int st = 0; st < in.stage; ++st) first += L / pp + (st < L % pp ? 1 : 0);
+    const int n = L / pp + (in.stage < L % pp ? 1 : 0);
+    double slack = 0, offload = in.settings->cpu_offload_bytes;
+    for (int i = first; i < first + n; ++i) {
+      const auto t = layer_tensors(m, *in.gpu, l, uniform, i);
+      if (offload > 0) {
+        double sum = 0;
+        for (double x : t) sum += x;
+        offload -= sum;
+        continue;
+      }
+      for (double x : t) slack += allocator_slack(x);
+    }
+    const double vh = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size);
+    const bool has_embed = in.stage == 0, has_head = in.stage == pp - 1;
+    if (has_embed)
+      slack += allocator_slack(vh / std::max(1, embedding_split(m, l)) * std::floor(weight_bits(m, ParamGroup::embedding, uniform)) / 8);
+    if (has_head && (!m.tie_word_embeddings || !has_embed))
+      slack += allocator_slack(vh / l.tp * std::floor(weight_bits(m, ParamGroup::lm_head, uniform)) / 8);
+    return slack;
+  }
+
   void fill_stage(const StageInput& in, const EngineDefaults& d, RankBudget& b) const override {
     const auto& v = version();
     const EngineSettings& s = *in.settings;
     const Layout& l = *in.layout;
+    b.weights_bytes += weights_slack(in);
     // pre_model_load_memory: free memory after the CUDA context and NCCL, before the weights
     b.overhead_bytes = context_bytes(*in.gpu, l.tp * l.pp);
     const double pre = b.capacity_bytes - b.overhead_bytes;
