@@ -326,14 +326,14 @@ class Sglang final : public EngineModel {
       per_request_slots = slots_per_request(s);
       const auto spec = spec_state_rule();
       const double pad = v.mamba_padding_slot ? 1.0 : 0.0;
-      const double d = draft_tokens;
+      const double dtok = draft_tokens;
       // the target-verify intermediate states: per_req x D for each running request the state
       // slots admit (+ the padding slot from 0.5.17), set aside next to the state pool
       double intermediate = 0;
-      auto verify_states = [&](std::int64_t reqs) { return per_req * (static_cast<double>(reqs) + pad) * d; };
+      auto verify_states = [&](std::int64_t reqs) { return per_req * (static_cast<double>(reqs) + pad) * dtok; };
       if (draft_tokens > 0 && spec == SpecStateRule::reserve_first) {
         // 0.5.8-0.5.12: per_req x (max_running_requests // dp) x D off `rest` before the split
-        intermediate = std::min(rest, per_req * static_cast<double>(max_running / dp) * d);
+        intermediate = std::min(rest, per_req * static_cast<double>(max_running / dp) * dtok);
         rest -= intermediate;
       }
       std::int64_t k = 0;
@@ -351,18 +351,18 @@ class Sglang final : public EngineModel {
           // 0.5.13 on: K slots and their verify states share the budget,
           //   (K + pad) x per_req + (K / slots_per_request + pad) x D x per_req = budget
           k = static_cast<std::int64_t>(
-              std::floor((budget - pad * per_req * (1 + d)) / (per_req * (1 + d / static_cast<double>(per_request_slots)))));
+              std::floor((budget - pad * per_req * (1 + dtok)) / (per_req * (1 + dtok / static_cast<double>(per_request_slots)))));
           intermediate = verify_states(std::min<std::int64_t>(max_running / dp, std::max<std::int64_t>(k, 0) / per_request_slots));
         } else if (draft_tokens > 0 && spec == SpecStateRule::per_slot) {
           // 0.5.4-0.5.7: every slot carries its D verify states: K = budget // per_req // (1 + D)
-          k = static_cast<std::int64_t>(std::floor(std::floor(budget / per_req) / (1 + d)));
+          k = static_cast<std::int64_t>(std::floor(std::floor(budget / per_req) / (1 + dtok)));
         } else {
           k = static_cast<std::int64_t>(std::floor((v.mamba_padding_slot ? budget - per_req : budget) / per_req));
         }
       }
       k = std::max<std::int64_t>(k, 0);
       b.state_slots = k;
-      if (draft_tokens > 0 && spec == SpecStateRule::per_slot) intermediate = static_cast<double>(k) * per_req * d;
+      if (draft_tokens > 0 && spec == SpecStateRule::per_slot) intermediate = static_cast<double>(k) * per_req * dtok;
       if (spec != SpecStateRule::reserve_first) {
         intermediate = std::min(rest, intermediate);
         rest -= intermediate;
