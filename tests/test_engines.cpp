@@ -1,5 +1,7 @@
 // Engine models against what the engines print for configurations nobody tuned for. The published
 // figures are test expectations only; src/ holds the mechanisms (src/engines/).
+#include <algorithm>
+#include <cmath>
 #include <k3plan/budget.hpp>
 #include <k3plan/engine.hpp>
 #include <k3plan/engine_version.hpp>
@@ -53,9 +55,9 @@ TEST_CASE("Kimi K3 on 16 x H200 with SGLang 0.5.16: the request cap and token po
 // sgl-project/sglang docs_new/src/snippets/configs/moonshotai/kimi-k3.jsx @7dafacca49 (the Kimi-K3
 // serving cookbook, 2026-07-27), H200 "high-throughput" unified recipe: 2 x 8 H200, --tp-size 16
 // --ep-size 16 --mem-fraction-static 0.90 --mamba-radix-cache-strategy extra_buffer_lazy, graph
-// batch 256, "-> max_running 98". Out of sample: no constant was set from it. k3plan derives 389
+// batch 256, "-> max_running 98". Out of sample: no constant was set from it. k3plan derives 395
 // state slots // 4 (kv_cache_configurator.py _calculate_mamba_ratio: 3 + 1 with the lazy extra
-// buffer) = 97 requests; the 1 % gap (about 4 slots of state memory) is not traced.
+// buffer) = 98 requests (97 from 389 slots when this test was written, at 39be8f0).
 TEST_CASE("Kimi K3 on 16 x H200 with SGLang main at the cookbook's throughput flags: the request cap it printed within 3 percent",
           "[engines][sglang][k3]") {
   const json j = fit_json({"-m", "kimi-k3", "-g", "h200", "-n", "16", "--tp", "16", "--ep", "16", "--engine", "sglang",
@@ -63,6 +65,55 @@ TEST_CASE("Kimi K3 on 16 x H200 with SGLang main at the cookbook's throughput fl
   CHECK(j.at("engine_version") == "main");
   CHECK(j.at("per_gpu").at("max_running_requests").get<double>() == Approx(98).epsilon(0.03));
   CHECK(j.at("per_gpu").at("max_running_requests").get<int>() == j.at("per_gpu").at("state_slots").get<int>() / 4);
+}
+
+// sgl-project/sglang PR #32834 (3c9efaf3e1, docs_new/src/snippets/configs/moonshotai/kimi-k3.jsx, the
+// H200 unified high-throughput cell): 4 x 8 H200, --tp-size 32 --ep-size 32 --mem-fraction-static 0.90
+// --mamba-radix-cache-strategy extra_buffer_lazy; "As run - with DSPARK and HiCache L1+L2 layered on, at
+// ratio 0.058 - the static allocation leaves 12.54 GB free per GPU and 1940352 KV tokens". DSPARK as the
+// cookbook layers it: RadixArk/Kimi-K3-DSpark, --speculative-dspark-block-size 7, so
+// speculative_num_draft_tokens = 7 + 1 (arg_groups/speculative_hook.py @ abddb1c7e9) and the target
+// cell is scaled by the draft's layers (scale_kv_cell_size_per_token_for_dflash, pool_configurator.py
+// @ abddb1c7e9): 5 layers, as every published K3 DSpark draft has (lightseekorg/kimi-k3-dspark
+// config.json num_hidden_layers 5; the RadixArk config itself was not read: an assumption). HiCache
+// sizes host pools only. Out of sample: no constant was set from it. Without the draft's KV k3plan
+// printed 2,459,493 (+26.8 %); with it the gap left is the weights k3plan does not count: the draft's
+// own (its fc and Markov head are replicated nn.Linear / nn.Embedding, models/dflash.py, dspark.py)
+// and the ~1.3 GiB per GPU the 16-GPU recipe above measured beyond k3plan's target weights.
+TEST_CASE("Kimi K3 on 32 x H200 with SGLang main and DSPARK at the cookbook's high-throughput flags: the token pool it printed within 6 percent",
+          "[engines][sglang][k3]") {
+  const json j = fit_json({"-m", "kimi-k3", "-g", "h200", "-n", "32", "--tp", "32", "--ep", "32", "--engine", "sglang",
+                           "--mem-fraction-static", "0.90", "--mamba-radix-cache-strategy", "extra_buffer_lazy",
+                           "--mamba-full-memory-ratio", "0.058", "--draft-layers", "5", "--speculative-num-draft-tokens", "8"});
+  CHECK(j.at("engine_version") == "main");
+  const json& g = j.at("per_gpu");
+  CHECK(g.at("reported_kv_tokens").get<double>() == Approx(1940352).epsilon(0.06));
+  // the draft's KV rides on the target cell: 24 MLA layers + 5 draft layers of 1,152 B (bf16)
+  CHECK(g.at("kv_bytes_per_token").get<double>() == Approx(1152.0 * 29));
+  // speculative decoding resets an unset request cap to 48; the state slots cap it below that
+  CHECK(g.at("max_running_requests").get<int>() == std::min(48, g.at("state_slots").get<int>() / 4));
+}
+
+TEST_CASE("SGLang speculative decoding: the verify states share the state budget and the request cap defaults to 48", "[engines][sglang]") {
+  // kv_cache_configurator.py _handle_max_mamba_cache @ abddb1c7e9: (K + 1) x per_req + (K / slots + 1) x D x per_req = budget
+  const std::vector<std::string> base = {"-m", "kimi-k3", "-g", "b300", "-n", "8", "--tp", "8", "--ep", "8", "-c", "128k",
+                                         "--mamba-radix-cache-strategy", "extra_buffer_lazy"};
+  auto spec = base;
+  spec.insert(spec.end(), {"--speculative-num-draft-tokens", "8"});
+  const json plain = fit_json(base), drafted = fit_json(spec);
+  const json &p = plain.at("per_gpu"), &d = drafted.at("per_gpu");
+  const double per_req = p.at("state_bytes_per_sequence").get<double>();
+  const double rest = p.at("kv_pool_bytes").get<double>() + p.at("state_pool_bytes").get<double>() + p.at("free_bytes").get<double>();
+  const double budget = rest * 0.9 / 1.9;  // the default mamba_full_memory_ratio
+  const double k = std::floor((budget - per_req * 9) / (per_req * 3));  // 1 + D / slots = 1 + 8 / 4
+  CHECK(d.at("state_slots").get<double>() == Approx(k).margin(1));
+  const double held = std::min(48.0, std::floor(k / 4));  // the verify states of the requests the slots admit
+  CHECK(d.at("state_pool_bytes").get<double>() == Approx((k + 1) * per_req + (held + 1) * 8 * per_req).epsilon(0.001));
+  CHECK(d.at("max_running_requests").get<int>() == static_cast<int>(held));
+  // an SGLang flag: refused for vLLM
+  const Run r = run({"fit", "-m", "kimi-k3", "-g", "b300", "-n", "8", "--engine", "vllm", "--speculative-num-draft-tokens", "8"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--speculative-num-draft-tokens is an SGLang flag") != std::string::npos);
 }
 
 TEST_CASE("SGLang's state pool is the mamba_full_memory_ratio share of the memory left after weights", "[engines][sglang]") {

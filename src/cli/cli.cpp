@@ -202,6 +202,9 @@ void define_fit(CLI::App& sub, Cli& cli) {
   sub.add_option("--max-num-seqs", o->max_num_seqs, "vLLM maximum running sequences")->check(whole(1, 1 << 20));
   sub.add_option("--cuda-graph-max-bs", o->cuda_graph_max_bs, "SGLang CUDA-graph max batch size")->check(whole(1, 65536));
   sub.add_option("--draft-layers", o->draft_layers, "Speculative-decoding draft layers with their own KV")->check(whole(0, 64));
+  sub.add_option("--speculative-num-draft-tokens", o->speculative_num_draft_tokens,
+                 "SGLang speculative decoding: verify tokens per step (DSPARK: block size + 1); state pool and request cap")
+      ->check(whole(1, 64));
   sub.add_option("--precision,-p", o->precision, "Every weight in this format (default: as shipped)");
   sub.add_flag("--weights-only", o->weights_only, "Without -g: only the lower bounds for the weights");
   output_options(sub, cli);

@@ -338,6 +338,36 @@ class Sglang final : public EngineModel {
     return slack;
   }
 
+  // The running-request cap speculative decoding sets when none is given
+  // (arg_groups/speculative_hook.py @ abddb1c7e9)
+  static constexpr std::int64_t kSpecMaxRunningDefault = 48;
+
+  // How handle_max_mamba_cache charges the target-verify intermediate states (D per request) with
+  // speculative decoding, by release (docs/engine-sources/sglang.md section 3.3):
+  //   per_slot      0.5.4-0.5.7   K = budget // per_req // (1 + D), every slot with its D states
+  //   reserve_first 0.5.8-0.5.12  per_req x (max_running_requests // dp) x D off `rest` first
+  //   joint         0.5.13 on     K and the verify states of min(max_running // dp, K // slots)
+  //                               requests solved together inside the ratio budget
+  //                               (mem_cache/kv_cache_configurator.py _handle_max_mamba_cache
+  //                               @ abddb1c7e9; the padding slot counted from 0.5.17)
+  enum class SpecStateRule { per_slot, reserve_first, joint };
+  SpecStateRule spec_state_rule() const {
+    const std::string& f = version().first;
+    int parts[3] = {0, 0, 0};
+    std::size_t i = 0, n = 0;
+    while (i < f.size() && n < 3) {
+      if (f[i] < '0' || f[i] > '9') break;
+      int x = 0;
+      while (i < f.size() && f[i] >= '0' && f[i] <= '9') x = x * 10 + (f[i++] - '0');
+      parts[n++] = x;
+      if (i < f.size() && f[i] == '.') ++i;
+    }
+    const long key = parts[0] * 10000L + parts[1] * 100L + parts[2];
+    if (key >= 513) return SpecStateRule::joint;
+    if (key >= 508) return SpecStateRule::reserve_first;
+    return SpecStateRule::per_slot;
+  }
+
   void fill_stage(const StageInput& in, const EngineDefaults& d, RankBudget& b) const override {
     const auto& v = version();
     const EngineSettings& s = *in.settings;
@@ -390,25 +420,63 @@ class Sglang final : public EngineModel {
       full_cell += (latent + indexer) * lk.count - lk.bytes_per_token;
     }
     const int dp = l.dp_attention ? std::max(1, l.dp) : 1;
+    // Speculative decoding (EAGLE, NEXTN, DFLASH, DSPARK...): speculative_num_draft_tokens D > 0.
+    // arg_groups/speculative_hook.py @ abddb1c7e9 (the Kimi K3 merge, #32541; the same reset in
+    // server_args.py since 0.4): an unset --max-running-requests becomes 48 ("Max running requests
+    // is reset to 48 for speculative decoding")
+    const int draft_tokens = std::max(0, s.speculative_draft_tokens);
+    const std::int64_t max_running = s.max_num_seqs > 0 ? s.max_num_seqs : draft_tokens > 0 ? kSpecMaxRunningDefault : 0;
     // handle_max_mamba_cache: the state pool first
     b.state_slots = -1;
     std::int64_t per_request_slots = 1;
     if (per_req > 0) {
       per_request_slots = slots_per_request(s);
+      const auto spec = spec_state_rule();
+      const double pad = v.mamba_padding_slot ? 1.0 : 0.0;
+      const double dtok = draft_tokens;
+      // the target-verify intermediate states: per_req x D for each running request the state
+      // slots admit (+ the padding slot from 0.5.17), set aside next to the state pool
+      double intermediate = 0;
+      auto verify_states = [&](std::int64_t reqs) { return per_req * (static_cast<double>(reqs) + pad) * dtok; };
+      if (draft_tokens > 0 && spec == SpecStateRule::reserve_first) {
+        // 0.5.8-0.5.12: per_req x (max_running_requests // dp) x D off `rest` before the split
+        intermediate = std::min(rest, per_req * static_cast<double>(max_running / dp) * dtok);
+        rest -= intermediate;
+      }
       std::int64_t k = 0;
       if (s.max_mamba_cache_size > 0) {
         k = s.max_mamba_cache_size / dp;
+        if (draft_tokens > 0 && spec == SpecStateRule::joint)
+          intermediate = verify_states(std::min<std::int64_t>(max_running / dp, k / per_request_slots));
       } else if (s.disable_radix_cache) {
-        k = (s.max_num_seqs > 0 ? s.max_num_seqs : v.mamba_no_radix_default_slots) / dp;
+        k = (max_running > 0 ? max_running : v.mamba_no_radix_default_slots) / dp;
+        if (draft_tokens > 0 && spec == SpecStateRule::joint) intermediate = verify_states(k);
       } else {
         const double ratio = s.mamba_full_memory_ratio > 0 ? s.mamba_full_memory_ratio : v.mamba_full_memory_ratio;
         const double budget = rest * ratio / (1 + ratio);
-        k = static_cast<std::int64_t>(std::floor((v.mamba_padding_slot ? budget - per_req : budget) / per_req));
+        if (draft_tokens > 0 && spec == SpecStateRule::joint) {
+          // 0.5.13 on: K slots and their verify states share the budget,
+          //   (K + pad) x per_req + (K / slots_per_request + pad) x D x per_req = budget
+          k = static_cast<std::int64_t>(
+              std::floor((budget - pad * per_req * (1 + dtok)) / (per_req * (1 + dtok / static_cast<double>(per_request_slots)))));
+          intermediate = verify_states(std::min<std::int64_t>(max_running / dp, std::max<std::int64_t>(k, 0) / per_request_slots));
+        } else if (draft_tokens > 0 && spec == SpecStateRule::per_slot) {
+          // 0.5.4-0.5.7: every slot carries its D verify states: K = budget // per_req // (1 + D)
+          k = static_cast<std::int64_t>(std::floor(std::floor(budget / per_req) / (1 + dtok)));
+        } else {
+          k = static_cast<std::int64_t>(std::floor((v.mamba_padding_slot ? budget - per_req : budget) / per_req));
+        }
       }
       k = std::max<std::int64_t>(k, 0);
       b.state_slots = k;
+      if (draft_tokens > 0 && spec == SpecStateRule::per_slot) intermediate = static_cast<double>(k) * per_req * dtok;
+      if (spec != SpecStateRule::reserve_first) {
+        intermediate = std::min(rest, intermediate);
+        rest -= intermediate;
+      }
       b.state_pool_bytes = std::min(rest, static_cast<double>(k + (v.mamba_padding_slot ? 1 : 0)) * per_req);
       rest -= b.state_pool_bytes;
+      b.state_pool_bytes += intermediate;
     }
     // KV: one cell per token over the full-attention layers; sliding-window layers in their own
     // pool of swa_full_tokens_ratio (0.8) x the full tokens (hybrid SWA pool)
@@ -439,7 +507,7 @@ class Sglang final : public EngineModel {
     const std::int64_t estimate = std::clamp<std::int64_t>(
         static_cast<std::int64_t>(static_cast<double>(phys) / static_cast<double>(std::max<std::int64_t>(1, in.model->max_context)) * 512),
         2048, 4096);
-    b.running_cap = s.max_num_seqs > 0 ? std::min<std::int64_t>(s.max_num_seqs / dp, phys / 2) : std::min(estimate, phys / 2);
+    b.running_cap = max_running > 0 ? std::min<std::int64_t>(max_running / dp, phys / 2) : std::min(estimate, phys / 2);
     b.sequence_capacity = in.context > 0 && cell > 0 ? static_cast<double>(b.kv_tokens) / static_cast<double>(in.context) : 1e9;
     if (b.state_slots >= 0) {
       b.running_cap = std::min(b.running_cap, b.state_slots / per_request_slots);
@@ -497,7 +565,10 @@ class Sglang final : public EngineModel {
     s.disable_radix_cache = log.flag_arg("disable_radix_cache");
     for (const char* k : {"mamba_radix_cache_strategy", "mamba_scheduler_strategy"})
       if (log.has(k) && log.arg(k) != "auto" && log.arg(k) != "None") s.mamba_radix_cache_strategy = log.arg(k);
-    s.speculative_draft_tokens = static_cast<int>(log.int_arg("speculative_num_draft_tokens", 0, 0, 1024));
+    // ServerArgs prints its speculative_num_draft_tokens default (64 or 8 in 0.4.x) with no
+    // speculative algorithm: only an algorithm turns speculative decoding on
+    const bool spec_on = log.has("speculative_algorithm") && log.arg("speculative_algorithm") != "None";
+    s.speculative_draft_tokens = spec_on ? static_cast<int>(log.int_arg("speculative_num_draft_tokens", 0, 0, 1024)) : 0;
     s.cpu_offload_bytes = log.num_arg("cpu_offload_gb", 0, 0, 1e6) * kGiB;
     context = log.context_len ? *log.context_len : log.int_arg("context_length", 0, 1, std::int64_t{1} << 34);
   }
@@ -528,7 +599,8 @@ class Sglang final : public EngineModel {
   bool has_setting(const std::string& n) const override {
     return n == "mem_fraction_static" || n == "chunked_prefill_size" || n == "max_running_requests" || n == "page_size" ||
            n == "mamba_full_memory_ratio" || n == "max_mamba_cache_size" || n == "mamba_radix_cache_strategy" || n == "disable_radix_cache" ||
-           n == "dp_attention";  // --enable-dp-attention
+           n == "dp_attention" ||  // --enable-dp-attention
+           n == "speculative_num_draft_tokens";
   }
   std::string memory_fraction_flag() const override { return "--mem-fraction-static"; }
   std::string gpu_product_text() const override { return "TP x PP"; }

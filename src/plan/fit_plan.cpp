@@ -149,6 +149,14 @@ EngineSettings fit_settings(const FitOptions& o) {
   s.disable_radix_cache = o.disable_radix_cache;
   s.kv_dtype = o.kv_dtype;
   s.draft_layers = o.draft_layers;
+  if (o.speculative_num_draft_tokens) {
+    if (*o.speculative_num_draft_tokens < 1 || *o.speculative_num_draft_tokens > 64)
+      throw InputError("--speculative-num-draft-tokens: must be between 1 and 64");
+    if (!em.has_setting("speculative_num_draft_tokens"))
+      throw InputError(fmt::format("--speculative-num-draft-tokens is an SGLang flag, not a {} one (--engine {})", em.display_name(),
+                                   to_string(s.engine)));
+    s.speculative_draft_tokens = *o.speculative_num_draft_tokens;
+  }
   if (!o.precision.empty()) {
     precision_format(o.precision);
     s.precision = o.precision;

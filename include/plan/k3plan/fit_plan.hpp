@@ -34,7 +34,8 @@ struct FitOptions {
   std::string mamba_radix_cache_strategy;  // auto | no_buffer | extra_buffer | extra_buffer_lazy
   bool disable_radix_cache = false;
   int draft_layers = 0;
-  std::string precision;      // empty = as shipped
+  std::optional<int> speculative_num_draft_tokens;  // SGLang: D verify tokens per step (spec decoding on)
+  std::string precision;                            // empty = as shipped
   bool weights_only = false;  // lower bounds only (the foundation view)
 };
 
