@@ -199,7 +199,8 @@ TEST_CASE("perf-validate: leave-one-family-out beside in-sample for every family
   // regression guards at what is reached today with the fit-on-the-others rule (fit_other_families;
   // the issue's target is 20% for every family): every NVIDIA family and CDNA4 SGLang reach it,
   // CDNA4 ATOM (no ATOM rows outside CDNA4) and CDNA3 do not: see docs/perf-validation.md, issue 16
-  for (const char* k : {"nvidia-hopper/sglang", "nvidia-hopper/trt", "nvidia-blackwell/sglang", "nvidia-blackwell/trt", "amd-cdna4/sglang"}) {
+  for (const char* k :
+       {"nvidia-hopper/sglang", "nvidia-hopper/trt", "nvidia-blackwell/sglang", "nvidia-blackwell/trt", "amd-cdna4/sglang"}) {
     INFO(k);
     CHECK(fam[k]["unseen_tput_median_ape_pct"].get<double>() <= 20);
     CHECK(fam[k]["unseen_tpot_median_ape_pct"].get<double>() <= 20);
@@ -241,7 +242,8 @@ TEST_CASE("leave-one-family-out factors are fitted on the other families only: t
   CHECK(a.derived_from.find("amd-cdna4") != std::string::npos);
   CHECK(a.derived_from.find("nvidia-hopper") != std::string::npos);
   // ATOM runs on CDNA4 only: held out, CDNA4 gets the other families' sglang rows
-  const PerfEfficiency atom = fit_other_families(prepare_calibration(cat(), all), t, cat().gpus(), cat().gpu("mi355x"), "atom", "amd-cdna4");
+  const PerfEfficiency atom =
+      fit_other_families(prepare_calibration(cat(), all), t, cat().gpus(), cat().gpu("mi355x"), "atom", "amd-cdna4");
   CHECK(atom.engine == "sglang");
   CHECK(atom.derived_from.find("amd-cdna4") == std::string::npos);
 }

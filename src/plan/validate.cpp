@@ -5,10 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <k3plan/calibrate.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/plan.hpp>
+#include <map>
 
 namespace k3plan {
 
@@ -47,7 +47,8 @@ PerfValidation validate_perf(const Catalogue& cat) {
     // this family's rows enters the fit
     const std::string key = out.family + "/" + row.engine;
     auto uit = unseen_cache.find(key);
-    if (uit == unseen_cache.end()) uit = unseen_cache.emplace(key, fit_other_families(set, table, cat.gpus(), *x.gpu, row.engine, out.family)).first;
+    if (uit == unseen_cache.end())
+      uit = unseen_cache.emplace(key, fit_other_families(set, table, cat.gpus(), *x.gpu, row.engine, out.family)).first;
     const PerfEfficiency& unseen = uit->second;
     const RowScore u = score_row(set, x, unseen);
     out.pred_unseen = u.pred;
