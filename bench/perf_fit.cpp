@@ -4,7 +4,7 @@
 // (each fold's rows predicted with factors fitted on the other folds). Not a test: fitting takes
 // seconds. `./build/bench/k3plan_fit [family/engine]`; `k3plan_fit --accuracy > data/perf/accuracy.yaml`
 // writes the out-of-sample bands `k3plan perf` prints (leave-one-shape-out per calibrated family
-// and engine; leave-one-family-out pooled per engine for GPUs without calibration).
+// and engine; leave-one-family-out, fitted on the other families, pooled per engine for GPUs without calibration).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
     std::printf(
         "# Out-of-sample error bands of `k3plan perf`, written by bench/perf_fit.cpp (`k3plan_fit --accuracy`); do not edit by hand.\n"
         "# leave-one-shape-out: each ISL/OSL of a family and engine predicted with factors fitted on its other shapes;\n"
-        "# leave-one-family-out (family any): every family predicted with factors derived from the nearest other family, pooled per\n"
+        "# leave-one-family-out (family any): every family predicted with one factor set fitted on the other families' rows, pooled per\n"
         "# engine: the band of a GPU without calibration of its own. Absolute percentage errors, rows without `exclude`.\n"
         "source: \"data/perf/measured-*.yaml through src/plan/calibrate.cpp and src/plan/validate.cpp\"\nbands:\n");
   const Catalogue cat = Catalogue::embedded();

@@ -196,17 +196,56 @@ TEST_CASE("perf-validate: leave-one-family-out beside in-sample for every family
   }
   // every row's in-sample factors are its own family's (none borrowed)
   for (const auto& x : r.data["rows"]) CHECK(x["calibrated"].get<bool>());
-  // regression guards at what is reached today (the issue's target is 20% for every family; the
-  // NVIDIA families reach it, CDNA3 <-> CDNA4 do not: see docs/perf-validation.md, issue 16)
-  CHECK(fam["nvidia-hopper/sglang"]["unseen_tput_median_ape_pct"].get<double>() < 20);
-  CHECK(fam["nvidia-blackwell/sglang"]["unseen_tpot_median_ape_pct"].get<double>() < 20);
+  // regression guards at what is reached today with the fit-on-the-others rule (fit_other_families;
+  // the issue's target is 20% for every family): every NVIDIA family and CDNA4 SGLang reach it,
+  // CDNA4 ATOM (no ATOM rows outside CDNA4) and CDNA3 do not: see docs/perf-validation.md, issue 16
+  for (const char* k :
+       {"nvidia-hopper/sglang", "nvidia-hopper/trt", "nvidia-blackwell/sglang", "nvidia-blackwell/trt", "amd-cdna4/sglang"}) {
+    INFO(k);
+    CHECK(fam[k]["unseen_tput_median_ape_pct"].get<double>() <= 20);
+    CHECK(fam[k]["unseen_tpot_median_ape_pct"].get<double>() <= 20);
+  }
   CHECK(fam["amd-cdna3/sglang"]["tput_median_ape_pct"].get<double>() < 10);
-  // AMD after issue 16 (older software windows excluded): 48% / 29% for CDNA3 from CDNA4, 27% / 45%
-  // for CDNA4 SGLang from CDNA3; the excluded MI325X run is not among the scored rows
+  // 10.3% / 6.6% (27.2% / 45.2% when CDNA4 borrowed CDNA3's fitted entry)
+  CHECK(fam["amd-cdna4/sglang"]["unseen_tput_median_ape_pct"].get<double>() < 11.5);
+  CHECK(fam["amd-cdna4/sglang"]["unseen_tpot_median_ape_pct"].get<double>() < 7.5);
+  // 19.3% / 22.2% (28.9% / 46.4% before)
+  CHECK(fam["amd-cdna4/atom"]["unseen_tput_median_ape_pct"].get<double>() < 20.5);
+  CHECK(fam["amd-cdna4/atom"]["unseen_tpot_median_ape_pct"].get<double>() < 23.5);
+  // CDNA3 from the others: 53.8% / 31.5% (48.0% / 28.8% from CDNA4's entry); the excluded MI325X
+  // run is not among the scored rows
   CHECK(fam["amd-cdna3/sglang"]["rows"].get<int>() == 10);
-  CHECK(fam["amd-cdna3/sglang"]["unseen_tput_median_ape_pct"].get<double>() < 50);
-  CHECK(fam["amd-cdna4/sglang"]["unseen_tput_median_ape_pct"].get<double>() < 30);
-  CHECK(fam["amd-cdna4/sglang"]["unseen_tpot_median_ape_pct"].get<double>() < 50);
+  CHECK(fam["amd-cdna3/sglang"]["unseen_tput_median_ape_pct"].get<double>() < 55);
+  CHECK(fam["amd-cdna3/sglang"]["unseen_tpot_median_ape_pct"].get<double>() < 33);
+}
+
+TEST_CASE("leave-one-family-out factors are fitted on the other families only: the held-out rows do not move them") {
+  const std::vector<MeasuredRow> all = embedded_measured();
+  std::vector<MeasuredRow> others, perturbed = all;
+  for (const auto& r : all)
+    if (r.gpu != "mi325x" && r.gpu != "mi300x") others.push_back(r);
+  for (auto& r : perturbed)
+    if (r.gpu == "mi325x") r.tpot_ms *= 3;  // a held-out row three times slower changes nothing
+  const Gpu& mi325x = cat().gpu("mi325x");
+  const EfficiencyTable& t = embedded_efficiency();
+  const PerfEfficiency a = fit_other_families(prepare_calibration(cat(), all), t, cat().gpus(), mi325x, "sglang", "amd-cdna3");
+  const PerfEfficiency b = fit_other_families(prepare_calibration(cat(), others), t, cat().gpus(), mi325x, "sglang", "amd-cdna3");
+  const PerfEfficiency c = fit_other_families(prepare_calibration(cat(), perturbed), t, cat().gpus(), mi325x, "sglang", "amd-cdna3");
+  for (const PerfEfficiency* x : {&b, &c}) {
+    CHECK(x->hbm == a.hbm);
+    CHECK(x->layer_overhead_us == a.layer_overhead_us);
+    CHECK(x->prefill_mfu == a.prefill_mfu);
+    CHECK(x->spec_acceptance == a.spec_acceptance);
+  }
+  CHECK_FALSE(a.calibrated);
+  CHECK(a.derived_from.find("amd-cdna3") == std::string::npos);
+  CHECK(a.derived_from.find("amd-cdna4") != std::string::npos);
+  CHECK(a.derived_from.find("nvidia-hopper") != std::string::npos);
+  // ATOM runs on CDNA4 only: held out, CDNA4 gets the other families' sglang rows
+  const PerfEfficiency atom =
+      fit_other_families(prepare_calibration(cat(), all), t, cat().gpus(), cat().gpu("mi355x"), "atom", "amd-cdna4");
+  CHECK(atom.engine == "sglang");
+  CHECK(atom.derived_from.find("amd-cdna4") == std::string::npos);
 }
 
 TEST_CASE("the published bands are current: their leave-one-family-out rows are what validation computes now") {

@@ -1,6 +1,7 @@
 // `k3plan perf-validate`: predicted vs measured benchmark rows (src/plan/validate.cpp). Headline:
-// the leave-one-family-out error per family (factors derived from the nearest other family, as a
-// GPU without calibration gets them), the in-sample error (factors fitted on these rows) beside it.
+// the leave-one-family-out error per family (one factor set fitted on the other families' rows and
+// applied through the held-out GPU's datasheet), the in-sample error (factors fitted on these rows)
+// beside it.
 #include <k3plan/perf_cmd.hpp>
 #include <map>
 
@@ -82,7 +83,7 @@ Report run_perf_validate(const Catalogue& cat) {
                       fmt_num(x.pred_unseen.tput_total_per_gpu), fmt_num(row.tpot_ms), fmt_num(p.tpot_ms), fmt_num(x.pred_unseen.tpot_ms),
                       fmt_num(row.ttft_s), fmt_num(p.ttft_s)});
   }
-  Table head{"Median |error| per family: leave-one-family-out (factors from the nearest other family) vs in-sample (fitted on these rows)",
+  Table head{"Median |error| per family: leave-one-family-out (fitted on the other families' rows) vs in-sample (fitted on these rows)",
              {"family/engine", "rows", "unseen tput", "unseen TPOT", "in-sample tput", "in-sample TPOT", "unseen from"},
              {},
              {false, true, true, true, true, true, false}};
@@ -179,7 +180,8 @@ Report run_perf_validate(const Catalogue& cat) {
   r.tables.push_back(drow);
   r.notes.push_back(fmt::format(
       "Rows: {} (InferenceX DeepSeek-R1-0528, single node, aggregated). In-sample errors use factors fitted on the same rows and are "
-      "not validation; the unseen columns predict each family with another family's factors, as for a GPU k3plan has no rows of.",
+      "not validation; the unseen columns predict each family with one factor set fitted on the other families' rows (none of its "
+      "own), applied through its own datasheet peaks.",
       fmt::join(v.sources, ", ")));
   if (!v.disagg_sources.empty())
     r.notes.push_back(fmt::format(

@@ -201,6 +201,49 @@ PerfEfficiency derive_factors(const EfficiencyTable& t, const std::vector<Gpu>& 
   return d;
 }
 
+PerfEfficiency fit_other_families(const CalibrationSet& set, const EfficiencyTable& t, const std::vector<Gpu>& gpus, const Gpu& target,
+                                  const std::string& engine, const std::string& exclude_family) {
+  // the rows of every family but the held-out one, for this engine; sglang's when no other family
+  // runs it (ATOM runs on CDNA4 only)
+  std::vector<std::size_t> rows;
+  std::string used;
+  for (const std::string& e : {engine, std::string("sglang")}) {
+    for (std::size_t i = 0; i < set.rows.size(); ++i) {
+      const CalibrationRow& x = set.rows[i];
+      const std::string fam = t.family_of(*x.gpu);
+      if (!fam.empty() && fam != exclude_family && x.row.engine == e && x.row.exclude.empty() && x.fits && !x.row.disagg) rows.push_back(i);
+    }
+    used = e;
+    if (!rows.empty()) break;
+  }
+  if (rows.empty())
+    throw InputError(fmt::format("no measured {} rows outside {} to fit {}'s factors on", engine, exclude_family, target.id));
+  // start where bench/perf_fit.cpp starts a family without an entry: the nearest other family
+  PerfEfficiency start = derive_factors(t, gpus, target, used, exclude_family);
+  PerfEfficiency f = fit_factors(set, rows, start);
+  std::vector<std::string> fams;
+  for (std::size_t i : rows) {
+    const std::string fam = t.family_of(*set.rows[i].gpu) + " (" + set.rows[i].gpu->id + ")";
+    if (std::find(fams.begin(), fams.end(), fam) == fams.end()) fams.push_back(fam);
+  }
+  f.family = start.family;
+  f.engine = used;
+  f.precision = "any";
+  f.versions = "any";
+  f.calibrated = false;
+  f.calibrated_on.clear();
+  f.derived_from = fmt::format("{} rows of {} ({})", rows.size(), fmt::join(fams, ", "), used);
+  f.assumptions.clear();
+  f.assumptions.push_back(
+      fmt::format("perf factors for {} ({}): fitted on the {} without any row of {}; fractions of {}'s own datasheet peaks (HBM {:g} TB/s, "
+                  "BF16 {:g} / FP8 {:g} / FP4 {:g} TFLOPS, scale-up {:g} GB/s); hbm {:.3g}, decode_mfu {:.3g}, prefill_mfu {:.3g}, "
+                  "layer_overhead_us {:.3g}, ttft_overhead_ms {:.3g}, spec_acceptance {:.3g}",
+                  target.id, engine, f.derived_from, exclude_family, target.id, target.hbm_bandwidth_tb_s.value, target.tflops_bf16.value,
+                  target.tflops_fp8.value, target.tflops_fp4.value, target.scaleup_gb_s.value, f.hbm, f.decode_mfu, f.prefill_mfu,
+                  f.layer_overhead_us, f.ttft_overhead_ms, f.spec_acceptance));
+  return f;
+}
+
 PerfEfficiency factors_for(const EfficiencyTable& t, const std::vector<Gpu>& gpus, const Gpu& gpu, const std::string& engine,
                            const std::string& precision) {
   const std::string fam = t.family_of(gpu);

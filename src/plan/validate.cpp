@@ -8,6 +8,7 @@
 #include <k3plan/calibrate.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/plan.hpp>
+#include <map>
 
 namespace k3plan {
 
@@ -25,6 +26,7 @@ PerfValidation validate_perf(const Catalogue& cat) {
   PerfValidation v;
   const CalibrationSet set = prepare_calibration(cat, embedded_measured(&v.sources));
   const EfficiencyTable& table = embedded_efficiency();
+  std::map<std::string, PerfEfficiency> unseen_cache;  // family/engine
   for (const auto& x : set.rows) {
     const MeasuredRow& row = x.row;
     const PerfEfficiency own = factors_for(table, cat.gpus(), *x.gpu, row.engine, row.precision);
@@ -40,15 +42,14 @@ PerfValidation validate_perf(const Catalogue& cat) {
     out.ape_tput = in.ape_tput;
     out.ape_tpot = in.ape_tpot;
     out.ape_ttft = in.ape_ttft;
-    // leave-one-family-out: the engine's entries of every other family (each fitted on its own
-    // family's rows only) that apply at the row's precision, the nearest by datasheet; sglang's when
-    // no other family has this engine
-    PerfEfficiency unseen;
-    try {
-      unseen = derive_factors(table, cat.gpus(), *x.gpu, row.engine, out.family, row.precision);
-    } catch (const InputError&) {
-      unseen = derive_factors(table, cat.gpus(), *x.gpu, "sglang", out.family, row.precision);
-    }
+    // leave-one-family-out: one factor set fitted on the rows of every other family (this engine's,
+    // sglang's when no other family runs it), applied through this GPU's datasheet peaks; none of
+    // this family's rows enters the fit
+    const std::string key = out.family + "/" + row.engine;
+    auto uit = unseen_cache.find(key);
+    if (uit == unseen_cache.end())
+      uit = unseen_cache.emplace(key, fit_other_families(set, table, cat.gpus(), *x.gpu, row.engine, out.family)).first;
+    const PerfEfficiency& unseen = uit->second;
     const RowScore u = score_row(set, x, unseen);
     out.pred_unseen = u.pred;
     out.unseen_tput = u.ape_tput;

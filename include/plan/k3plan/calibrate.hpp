@@ -45,6 +45,13 @@ PerfEfficiency fit_factors(const CalibrationSet& set, const std::vector<std::siz
 // marked uncalibrated with an assumption line naming the source.
 PerfEfficiency derive_factors(const EfficiencyTable& t, const std::vector<Gpu>& gpus, const Gpu& target, const std::string& engine,
                               const std::string& exclude_family, const std::string& precision = "");
+// Leave-one-family-out ("fit on the others, test on one"): one factor set fitted (fit_factors, from
+// the nearest other family's entry) on the usable rows of `set` of every family except
+// `exclude_family`, for `engine` (sglang's rows when no other family runs it). The factors are
+// fractions of each GPU's own datasheet peaks, so they apply to `target` through its datasheet;
+// marked uncalibrated, derived_from names the rows.
+PerfEfficiency fit_other_families(const CalibrationSet& set, const EfficiencyTable& t, const std::vector<Gpu>& gpus, const Gpu& target,
+                                  const std::string& engine, const std::string& exclude_family);
 // The table's own factors when the GPU's family is calibrated, else derived ones. `precision` is
 // the weight precision key of the entries (precision_key()).
 PerfEfficiency factors_for(const EfficiencyTable& t, const std::vector<Gpu>& gpus, const Gpu& gpu, const std::string& engine,
