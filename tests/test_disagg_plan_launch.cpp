@@ -239,14 +239,14 @@ TEST_CASE("launch emits vLLM's prefill / decode pair with NixlConnector and its 
 TEST_CASE("launch refuses a P/D pair the engine release cannot run, naming the rule") {
   // SGLang 0.4.3 predates --disaggregation-mode (0.4.4.post2)
   const auto j = json_of({"launch", "-m", "gpt-oss-120b", "-g", "h100", "--engine-version", "0.4.3", "--prefill-tp", "1", "--decode-tp", "1",
-                          "--emit", "json"},
+                          "-f", "json"},
                          1);
   CHECK(j["emitted"] == false);
   CHECK(j["rule"] == "launch-disagg-flags");
   CHECK(j["reasons"][0].get<std::string>().find("--disaggregation-mode") != std::string::npos);
   // mori is a transfer back-end from 0.5.9 on
   const auto m = json_of({"launch", "-m", "gpt-oss-120b", "-g", "h100", "--engine-version", "0.5.8", "--prefill-tp", "1", "--decode-tp", "1",
-                          "--transfer-backend", "mori", "--emit", "json"},
+                          "--transfer-backend", "mori", "-f", "json"},
                          1);
   CHECK(m["rule"] == "launch-disagg-flags");
   CHECK(m["reasons"][0].get<std::string>().find("mori") != std::string::npos);

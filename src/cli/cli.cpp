@@ -289,8 +289,8 @@ void define_launch(CLI::App& sub, Cli& cli) {
     sub.add_flag("--" + s + "-dp-attention", ls->dp_attention, "Disaggregated: DP attention over the " + s + " worker's GPUs");
   }
   sub.add_option("--transfer-backend", o->disagg.transfer_backend,
-                 "Disaggregated: KV transfer back-end (SGLang --disaggregation-transfer-backend, default mooncake; vLLM: nixl)");
-  sub.add_option("--ib-device", o->disagg.ib_device, "Disaggregated, SGLang Mooncake: --disaggregation-ib-device (e.g. mlx5_0,mlx5_1)");
+                 "Disaggregated: KV transfer back-end (SGLang: mooncake by default, or nixl, ... as the release accepts; vLLM: nixl)");
+  sub.add_option("--ib-device", o->disagg.ib_device, "Disaggregated, SGLang Mooncake: the RDMA devices for the KV transfer (e.g. mlx5_0,mlx5_1)");
   sub.add_option("--router-port", o->disagg.router_port, "Disaggregated: router / proxy port (default: SGLang 8000, vLLM 8192)")
       ->check(whole(1, 65535));
   output_options(sub, cli);
