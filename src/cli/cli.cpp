@@ -283,6 +283,19 @@ void define_launch(CLI::App& sub, Cli& cli) {
   Layout& l = o->flags.layout;
   layout_options(sub, l.tp, l.ep, l.dp, l.pp, l.dcp);
   sub.add_flag("--enable-dp-attention", l.dp_attention, "SGLang DP-attention");
+  // disaggregated prefill / decode: a pool of workers per side, the transfer back-end and the router
+  for (auto [side, ls] : {std::pair{"prefill", &o->prefill}, std::pair{"decode", &o->decode}}) {
+    const std::string s(side);
+    sub.add_option("--" + s + "-workers", ls->workers, "Disaggregated: " + s + " workers (default 1)")->check(whole(1, 64));
+    sub.add_option("--" + s + "-tp", ls->tp, "Disaggregated: TP (GPUs) of one " + s + " worker")->check(whole(1, kMaxDegree));
+    sub.add_option("--" + s + "-ep", ls->ep, "Disaggregated: EP of one " + s + " worker (default 1)")->check(whole(1, kMaxDegree));
+    sub.add_flag("--" + s + "-dp-attention", ls->dp_attention, "Disaggregated: DP attention over the " + s + " worker's GPUs");
+  }
+  sub.add_option("--transfer-backend", o->disagg.transfer_backend,
+                 "Disaggregated: KV transfer back-end (SGLang: mooncake by default, or nixl, ... as the release accepts; vLLM: nixl)");
+  sub.add_option("--ib-device", o->disagg.ib_device, "Disaggregated, SGLang Mooncake: the RDMA devices for the KV transfer (e.g. mlx5_0,mlx5_1)");
+  sub.add_option("--router-port", o->disagg.router_port, "Disaggregated: router / proxy port (default: SGLang 8000, vLLM 8192)")
+      ->check(whole(1, 65535));
   output_options(sub, cli);
   sub.callback([&cli, &sub, o, engine, context] {
     for (const char* name : {"--tp", "--ep", "--dp", "--pp", "--dcp", "--enable-dp-attention"})
@@ -387,6 +400,8 @@ void define_plan(CLI::App& sub, Cli& cli) {
          sub.add_option("--risk", o->risk, "median, or p90: meet the SLA and rank at the pessimistic end of each prediction's error band")
              ->capture_default_str(),
          {"median", "p90"});
+  sub.add_flag("--disagg", o->disagg,
+               "Also search disaggregated prefill / decode pools (worker sizes, DP attention, prefill:decode ratio), ranked with the rest");
   efficiency_option(sub, cli, o->efficiency_file);
   output_options(sub, cli);
   run_with(sub, cli, o, run_plan);

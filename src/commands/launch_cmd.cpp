@@ -8,6 +8,7 @@
 #include <k3plan/launch.hpp>
 #include <k3plan/output_file.hpp>
 #include <k3plan/params.hpp>
+#include <k3plan/plan.hpp>
 #include <k3plan/units.hpp>
 
 #include "common.hpp"
@@ -29,6 +30,140 @@ void require_text(const std::string& s, const char* field) {
   }
 }
 
+// `launch --prefill-* --decode-*`: each pool's worker through fit (one worker: its layout, its share
+// of the users), the two plans, then the disaggregation flags and the router (make_disagg_launch_plan).
+Report run_launch_disagg(const Catalogue& cat, const LaunchOptions& o) {
+  if (!o.file.empty()) throw InputError("launch: the disaggregated pools (--prefill-* / --decode-*) go with -m -g, not a deployment file");
+  if (o.prefill.tp == 0 || o.decode.tp == 0)
+    throw InputError("launch: disaggregated serving needs both pools: --prefill-tp and --decode-tp (with their -ep / -dp-attention / -workers)");
+  if (o.layout_given || o.flags.gpus > 0 || o.flags.nodes > 0)
+    throw InputError("launch: the layout is per pool (--prefill-* / --decode-*); -n, --nodes, --tp, --ep, --dp, --pp, --dcp and "
+                     "--enable-dp-attention do not apply");
+  if (o.emit == "k8s")
+    throw InputError("launch: --emit k8s is not generated for disaggregated pools yet; use --emit sh or json");
+  Deployment d = o.flags;
+  d.file = "<flags>";
+  if (d.model.empty()) throw InputError("launch: give -m MODEL -g GPU with the pools");
+  if (d.gpu.empty()) throw InputError("launch: -g GPU is required");
+  for (const auto& [value, field] : std::initializer_list<std::pair<const std::string&, const char*>>{
+           {d.model_path, "--model-path"}, {d.host, "--host"}, {o.disagg.ib_device, "--ib-device"}, {o.disagg.transfer_backend, "--transfer-backend"}})
+    require_text(value, field);
+  if (!d.head_address.empty())
+    throw InputError("launch: --head-address names one head; each disaggregated worker's head is its own variable (PREFILL_0_ADDR ...)");
+  if (d.context == 0) d.context = std::min<std::int64_t>(resolve_model(cat, d.model).max_context, 32768);
+  const EngineModel& em = engine_model(d.engine, d.engine_version);
+  Report r;
+  LaunchPool pools[2];
+  nlohmann::json sides = nlohmann::json::object();
+  int total_gpus = 0;
+  for (int k = 0; k < 2; ++k) {
+    const LaunchSide& s = k == 0 ? o.prefill : o.decode;
+    const std::string role = k == 0 ? "prefill" : "decode";
+    if (s.ep > s.tp)
+      throw InputError(fmt::format("--{}-ep {} exceeds --{}-tp {}: a worker's EP group lies inside its TP group", role, s.ep, role, s.tp));
+    if (s.dp_attention && !em.has_setting("dp_attention"))
+      throw InputError(fmt::format("launch: --{}-dp-attention: {} has no DP attention per worker", role, em.display_name()));
+    Deployment ds = d;
+    ds.layout = disagg_worker_layout({s.workers, s.tp, s.ep, s.dp_attention});
+    ds.layout_given = true;
+    ds.where["parallel.ep"] = {"--" + role + "-ep", 0, 0};  // EP given: vLLM does not derive it
+    ds.gpus = em.gpus(ds.layout);
+    // a worker holds its share of the users (a prefill worker keeps their prompts until the transfer)
+    ds.users = std::max<std::int64_t>(1, (d.users + s.workers - 1) / s.workers);
+    const int port = d.port > 0 ? d.port : em.default_port();
+    ds.port = k == 0 ? port : port + 1;
+    DeploymentFit df = fit_deployment(cat, ds);
+    if (k == 0 && !df.fit.fits && ds.users > 1) {
+      // a prefill worker holds a request only until its KV cache is sent: it runs what its pool holds
+      // at the context length, the other prompts queue in front of it
+      Deployment one = ds;
+      one.users = 1;
+      const DeploymentFit d1 = fit_deployment(cat, one);
+      if (d1.fit.fits && d1.fit.max_users >= 1) {
+        ds.users = d1.fit.max_users;
+        df = fit_deployment(cat, ds);
+        r.notes.push_back(fmt::format("prefill worker: {} running requests (what its KV pool holds at {} tokens); more prompts queue",
+                                      ds.users, df.context));
+      }
+    }
+    require_text(df.model.id, "model id");
+    const FitResult& f = df.fit;
+    if (!f.fits) {
+      r.exit_code = 1;
+      r.notes.push_back(fmt::format("launch refused: a {} worker of {} on {} x {} does not fit:", role, df.model.id, df.gpus, df.gpu->id));
+      for (const auto& x : f.reasons) r.notes.push_back("  - " + x);
+      r.data = {{"emitted", false}, {"rule", "launch-fit"}, {"reasons", f.reasons}};
+      return r;
+    }
+    if (const KvDtypeArg kv = engine_kv_dtype(flag_release(d.engine, d.engine_version), d.kv_dtype, df.model.dtype); !kv.error.empty()) {
+      r.exit_code = 1;
+      r.notes.push_back("launch refused: " + kv.error);
+      r.data = {{"emitted", false}, {"rule", "launch-kv-dtype"}, {"reasons", {kv.error}}};
+      return r;
+    }
+    pools[k].workers = s.workers;
+    pools[k].plan =
+        make_launch_plan(ds, df.model, f.layout, df.gpus, df.nodes, df.gpu->gpus_per_node, df.context, f.utilization_used, f.max_num_seqs);
+    if (!pools[k].plan.error.empty()) {
+      r.exit_code = 1;
+      r.notes.push_back(fmt::format("launch refused: {} worker: {}", role, pools[k].plan.error));
+      r.data = {{"emitted", false}, {"rule", "launch-flags"}, {"reasons", {pools[k].plan.error}}};
+      return r;
+    }
+    total_gpus += s.workers * df.gpus;
+    sides[role] = {{"workers", s.workers},
+                   {"gpus_per_worker", df.gpus},
+                   {"nodes_per_worker", df.nodes},
+                   {"layout", layout_json(f.layout)},
+                   {"port", ds.port},
+                   {"max_users_per_worker", f.max_users},
+                   {"kv_cache_tokens", f.kv_cache_tokens},
+                   {"warnings", f.warnings}};
+    for (const auto& w : f.warnings) r.notes.push_back(fmt::format("warning: {} worker: {}", role, w));
+  }
+  DisaggLaunchRequest q = o.disagg;
+  if (q.router_port == 0) q.router_port = d.engine == Engine::sglang ? 8000 : 8192;
+  const DisaggLaunchPlan plan = make_disagg_launch_plan(pools[0], pools[1], q);
+  if (!plan.error.empty()) {
+    r.exit_code = 1;
+    r.notes.push_back(fmt::format("launch refused [{}]: {}", plan.rule, plan.error));
+    r.data = {{"emitted", false}, {"rule", plan.rule}, {"reasons", {plan.error}}};
+    return r;
+  }
+  r.data = {{"emitted", true},
+            {"model", plan.prefill.plan.model_id},
+            {"gpu", d.gpu},
+            {"gpus", total_gpus},
+            {"engine", to_string(d.engine)},
+            {"engine_flags", plan.release.label()},
+            {"context", d.context},
+            {"disaggregated", sides},
+            {"transfer_backend", plan.transfer_backend},
+            {"address_variables", plan.address_vars},
+            {"router_url", plan.router_url},
+            {"commands", launch_commands_json(plan)},
+            {"notes", plan.notes}};
+  const std::string text = o.emit == "sh" ? emit_shell(plan) : std::string();
+  if (!o.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.out_dir, ec);
+    if (ec) throw InputError(fmt::format("--out {}: {}", o.out_dir, ec.message()));
+    const std::filesystem::path dir(o.out_dir);
+    std::vector<OutputFile> files;
+    if (o.emit == "sh")
+      files.push_back({(dir / "launch-pd.sh").string(), text, true});
+    else
+      files.push_back({(dir / "launch.json").string(), r.data.dump(2) + "\n", false});
+    write_files_atomic(files);
+    for (const auto& fl : files) r.notes.push_back("wrote " + fl.path);
+    r.data["files"] = r.notes;
+  } else {
+    r.raw_text = o.emit == "json" ? r.data.dump(2) + "\n" : text;
+  }
+  for (const auto& n : plan.notes) r.notes.push_back("note: " + n);
+  return r;
+}
+
 }  // namespace
 
 Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
@@ -37,6 +172,9 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
     throw InputError(
         fmt::format("--emit {}: unknown{}", o.emit, hint.empty() ? " (use sh, k8s or json)" : fmt::format("; did you mean '{}'?", hint)));
   }
+  if (o.prefill.tp > 0 || o.decode.tp > 0 || o.prefill.workers > 1 || o.decode.workers > 1 || o.prefill.dp_attention ||
+      o.decode.dp_attention || !o.disagg.transfer_backend.empty() || !o.disagg.ib_device.empty())
+    return run_launch_disagg(cat, o);
   Deployment d;
   std::vector<Finding> schema;
   if (!o.file.empty()) {

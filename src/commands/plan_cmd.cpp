@@ -33,6 +33,7 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
                    {"workload", o.workload}};
   r.data["rate_source"] = o.rate_source;
   r.data["risk"] = o.risk;
+  r.data["disagg"] = o.disagg;
   if (o.risk == "p90")
     r.notes.push_back(
         "--risk p90: every configuration is checked and ranked at the pessimistic end of its slice's out-of-sample band "
@@ -41,6 +42,7 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
   r.data["search"] = {{"cells", res.search_cells},
                       {"candidates", res.evaluated},
                       {"fit_checks", res.fit_checks},
+                      {"disaggregated_candidates", res.disagg_evaluated},
                       {"ms", res.search_ms},
                       {"perf_candidates_per_s", res.perf_seconds > 0 ? static_cast<double>(res.evaluated) / res.perf_seconds : 0.0}};
 
@@ -57,6 +59,10 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
     head.rows.push_back({"configuration", cfg_text(*win) + fmt::format(" ({} node{})", win->nodes, win->nodes > 1 ? "s" : "")});
     head.rows.push_back({"concurrency", fmt::format("{} users per instance (the KV pool holds {})", win->conc,
                                                     fmt_int(static_cast<double>(win->max_users)))});
+    if (win->disagg)
+      head.rows.push_back({"disaggregated", fmt::format("prefill {}, decode {}; KV transfer {:.1f} ms per request; the rate is set by {}",
+                                                        plan_side_text(win->prefill_side), plan_side_text(win->decode_side),
+                                                        win->kv_transfer_ms, win->disagg_limit)});
     head.rows.push_back(
         {"TTFT / TPOT", fmt::format("{:.3f} s / {:.2f} ms ({:.1f} tok/s per user)", win->p.ttft_s, win->p.tpot_ms, win->p.interactivity)});
     const int node = g.gpus_per_node;  // a node runs gpus_per_node / instance-size instances
@@ -146,6 +152,12 @@ Report run_plan(const Catalogue& cat, const PlanOptions& o) {
       "Searched {} GPU types x GPU counts up to {} x engine layouts (incl. DP attention) x precisions x concurrency: {} configurations "
       "({} memory checks); the search time is in --format json (search.ms), the speed targets in k3plan_bench.",
       res.gpus.size(), o.max_gpus, fmt_int(static_cast<double>(res.evaluated)), res.fit_checks));
+  if (o.disagg)
+    r.notes.push_back(fmt::format(
+        "--disagg: {} of them disaggregated (prefill and decode pools of 1-4 workers each, P:D coprime, worker sizes as above, with "
+        "and without DP attention; the model of `perf --prefill-* --decode-*`, validated out of sample on InferenceX's disaggregated "
+        "rows: `k3plan perf-validate`); a disaggregated deployment is one instance, its GPUs all of both pools",
+        fmt_int(static_cast<double>(res.disagg_evaluated))));
   r.notes.push_back(
       "USD per million tokens counts input + output tokens (InferenceX: USD per GPU-hour x 1e6 / (3600 x tok/s per GPU)); idle hours not "
       "included.");

@@ -1,5 +1,6 @@
 #pragma once
 // The text and JSON of one plan candidate and of a runner-up's reason (src/commands/plan_cmd.cpp).
+#include <k3plan/deploy.hpp>
 #include <k3plan/engine_flags.hpp>
 
 #include "perf_common.hpp"
@@ -15,7 +16,20 @@ inline std::string plan_miss(const PlanResult& res, const PlanCandidate& c) {
   return fmt::format("{}", fmt::join(m, ", "));
 }
 
+// A disaggregated side: "2 x TP8 EP8 DP-attention".
+inline std::string plan_side_text(const DisaggSide& s) { return fmt::format("{} x {}", s.workers, layout_text(disagg_worker_layout(s))); }
+
 inline std::string plan_launch(const PlanResult& res, const PlanOptions& o, const PlanCandidate& c) {
+  if (c.disagg) {
+    // the pools, their disaggregation flags and the router come from `k3plan launch` (one home)
+    std::string cmd = fmt::format("k3plan launch -m {} -g {} --engine {}", shell_word(o.model), shell_word(res.gpu_of(c).id), c.engine);
+    for (const auto& [name, s] : {std::pair<const char*, const DisaggSide&>{"prefill", c.prefill_side}, {"decode", c.decode_side}}) {
+      cmd += fmt::format(" --{0}-workers {1} --{0}-tp {2}", name, s.workers, s.tp);
+      if (s.ep > 1) cmd += fmt::format(" --{}-ep {}", name, s.ep);
+      if (s.dp_attention) cmd += fmt::format(" --{}-dp-attention", name);
+    }
+    return cmd + fmt::format(" --users {}", c.conc);
+  }
   const FitResult f = candidate_fit(res, c, o.isl, o.osl);
   const std::string repo = serve_model_path(res.base, o.model);
   return c.engine == "vllm" ? "vllm serve " + repo + " " + f.vllm_flags
@@ -23,6 +37,9 @@ inline std::string plan_launch(const PlanResult& res, const PlanOptions& o, cons
 }
 
 inline std::string plan_config_text(const PlanResult& res, const PlanCandidate& c) {
+  if (c.disagg)
+    return fmt::format("{} x {} {} disaggregated: prefill {} + decode {} {}", c.gpus, res.gpu_of(c).id, c.engine,
+                       plan_side_text(c.prefill_side), plan_side_text(c.decode_side), res.precision_of(c).label);
   return fmt::format("{} x {} {} {} {}", c.gpus, res.gpu_of(c).id, c.engine, layout_text(c.layout), res.precision_of(c).label);
 }
 
@@ -43,6 +60,16 @@ inline nlohmann::json plan_candidate_json(const PlanResult& res, const PlanOptio
   j["sla_miss"] = plan_miss(res, c);
   j["max_running"] = c.max_users;
   j["replicas"] = c.replicas;
+  if (c.disagg) {
+    auto side = [](const DisaggSide& s) {
+      return nlohmann::json{{"workers", s.workers}, {"tp", s.tp}, {"ep", s.ep}, {"dp_attention", s.dp_attention},
+                            {"gpus_per_worker", disagg_worker_layout(s).tp}};
+    };
+    j["disaggregated"] = {{"prefill", side(c.prefill_side)},
+                          {"decode", side(c.decode_side)},
+                          {"kv_transfer_ms", c.kv_transfer_ms},
+                          {"limit", c.disagg_limit}};
+  }
   return j;
 }
 

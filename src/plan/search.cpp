@@ -157,6 +157,11 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
   for (std::size_t gi = 0; gi < gpus.size(); ++gi) {
     precs[gi] = precision_options(base, *gpus[gi], o.precisions);
     cells += precs[gi].size() * engines.size() * gpu_counts(*gpus[gi], o.max_gpus).size();
+    // --disagg: a cell per (prefill worker size, decode worker size)
+    if (o.disagg) {
+      const std::size_t w = gpu_counts(*gpus[gi], o.max_gpus / 2).size();
+      cells += precs[gi].size() * engines.size() * w * w;
+    }
   }
   if (cells > kMaxSearchCells)
     throw InputError(fmt::format("search space too large: {} GPUs x precisions x engines x GPU counts make {} cells, "
@@ -168,7 +173,7 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
   cands.reserve(1 << 15);
   auto& no_fit = res.no_fit;
   std::map<std::string, PerfModel> pms;
-  std::size_t evaluated = 0, fit_checks = 0;
+  std::size_t evaluated = 0, fit_checks = 0, disagg_evaluated = 0;
   double perf_seconds = 0;
   for (std::size_t gi = 0; gi < gpus.size(); ++gi) {
     const Gpu& g = *gpus[gi];
@@ -276,12 +281,133 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
             perf_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - tp0).count();
           }
         }
+        if (!o.disagg || o.max_gpus < 2) continue;
+        // --disagg: prefill and decode pools (estimate_disagg, the model `perf --prefill-* --decode-*`
+        // runs). A worker is n GPUs, TP n, EP n for a MoE model, with and without DP attention
+        // (SGLang's --tp n --dp n --enable-dp-attention; not modelled for vLLM, as in perf); its
+        // memory is checked once (a prefill worker holds one prompt, a decode worker's KV pool caps its
+        // running sequences). The ratio: P prefill to D decode workers, P and D coprime up to 4 (a
+        // multiple of a ratio is replicas of it), within --max-gpus.
+        struct Side {
+          DisaggSide side;
+          Layout layout;
+          int gpus = 0;
+          std::int64_t max_running = 0;
+          PerfSetup setup;
+        };
+        std::vector<Side> pre, dec;
+        const bool dpa_ok = s.model().has_setting("dp_attention");  // SGLang-style DP attention inside a worker
+        for (int n : gpu_counts(g, o.max_gpus / 2)) {
+          std::vector<DisaggSide> forms{{1, n, m.moe ? n : 1, false}};
+          if (m.moe && dpa_ok && n > 1) forms.push_back({1, n, n, true});
+          for (const DisaggSide& ds : forms) {
+            const Layout l = disagg_worker_layout(ds);
+            if (!layout_refusals(m, g, le, l).empty()) continue;
+            for (const bool prefill : {true, false}) {
+              MemCheck mc;
+              try {
+                mc = prefill ? memory_check(m, g, l, s, o.isl, 1, 1.0, 1, true, FitCommands::none)
+                             : memory_check(m, g, l, s, o.isl, o.osl, 1.0, 1, true, FitCommands::none);
+              } catch (const InputError&) {
+                mc.fits = false;
+              }
+              ++fit_checks;
+              if (!mc.fits) continue;
+              any_fit = true;
+              (prefill ? pre : dec).push_back({ds, l, l.gpus(le), mc.max_running, prepare_perf(pm, g, eff, l, le)});
+            }
+          }
+        }
+        static constexpr std::pair<int, int> kRatios[] = {{1, 1}, {1, 2}, {1, 3}, {1, 4}, {2, 1}, {2, 3},
+                                                          {3, 1}, {3, 2}, {3, 4}, {4, 1}, {4, 3}};
+        const std::int64_t chunk = default_chunk(g, engine);
+        const auto tp0 = std::chrono::steady_clock::now();
+        for (const Side& ps : pre)
+          for (const Side& dsd : dec)
+            for (const auto& [np, nd] : kRatios) {
+              const int total = np * ps.gpus + nd * dsd.gpus;
+              if (total > o.max_gpus) continue;
+              DisaggConfig dc;
+              for (PerfConfig* c : {&dc.prefill, &dc.decode}) {
+                c->engine = le;
+                c->isl = o.isl;
+                c->osl = o.osl;
+                c->prefill_chunk = chunk;
+              }
+              dc.prefill.layout = ps.layout;
+              dc.decode.layout = dsd.layout;
+              dc.decode.max_running = dsd.max_running;
+              dc.decode.spec_acceptance = eff.spec_acceptance;
+              dc.prefill_workers = np;
+              dc.decode_workers = nd;
+              const std::int64_t pool = std::min<std::int64_t>(dsd.max_running * nd, 16384);
+              auto eval = [&](int c) {
+                dc.concurrency = c;
+                dc.prefill.concurrency = dc.decode.concurrency = c;
+                const DisaggResult dr = estimate_disagg(ps.setup, dsd.setup, g, dc);
+                ++evaluated;
+                ++disagg_evaluated;
+                PlanCandidate x;
+                x.p = dr.total;
+                x.gpu_index = static_cast<int>(gi);
+                x.gpus = total;
+                x.nodes = std::max(1, (total + g.gpus_per_node - 1) / g.gpus_per_node);
+                x.engine = engine;
+                x.layout = dsd.layout;
+                x.prec = static_cast<int>(pi);
+                x.conc = c;
+                x.max_users = pool;
+                x.usd_per_hour = rate * total;
+                x.risk_tput = risk_tput;
+                x.risk_tpot = risk_tpot;
+                x.risk_ttft = risk_ttft;
+                x.disagg = true;
+                x.prefill_side = ps.side;
+                x.prefill_side.workers = np;
+                x.decode_side = dsd.side;
+                x.decode_side.workers = nd;
+                x.kv_transfer_ms = dr.kv_transfer_ms;
+                x.disagg_limit = dr.limit;
+                const double tok_s = x.p.tput_total_per_gpu * total * risk_tput;
+                x.usd_per_m = x.usd_per_hour * 1e6 / (3600 * tok_s);
+                if (o.users)
+                  x.replicas = std::ceil(*o.users / c);
+                else if (o.requests_per_s)
+                  x.replicas = std::ceil(*o.requests_per_s / (c / x.p.e2e_s));
+                x.sla_ok = x.p.ttft_s * 1000 * risk_ttft <= ttft_target && x.p.tpot_ms * risk_tpot <= tpot_target;
+                cands.push_back(std::move(x));
+                return cands.back().sla_ok;
+              };
+              // as the aggregated sweep, in powers of four (an estimate costs ~0.5 ms, its fixed point
+              // and rate bisections): up to what the decode pools hold, then the largest concurrency
+              // meeting the SLA between the last pass and the first miss. Once the pools saturate
+              // (estimate_disagg's `queued`), more users only wait before prefill: the sweep stops.
+              int last_ok = 0, fail_after = 0;
+              for (std::int64_t c = 1;; c = std::min<std::int64_t>(c * 4, pool)) {
+                const bool ok = eval(static_cast<int>(c));
+                if (ok)
+                  last_ok = static_cast<int>(c);
+                else if (last_ok > 0 && fail_after == 0)
+                  fail_after = static_cast<int>(c);
+                if (c >= pool || cands.back().p.queued) break;
+              }
+              int lo = last_ok, hi = fail_after;
+              while (lo > 0 && hi > lo + std::max(1, lo / 32)) {
+                const int mid = lo + (hi - lo) / 2;
+                if (eval(mid))
+                  lo = mid;
+                else
+                  hi = mid;
+              }
+            }
+        perf_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - tp0).count();
       }
     }
     if (!any_fit && !no_fit.count(g.id)) no_fit[g.id] = {0, Layout{}, fmt::format("no engine-valid layout up to {} GPUs", o.max_gpus)};
   }
   res.search_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   res.evaluated = evaluated;
+  res.disagg_evaluated = disagg_evaluated;
   res.fit_checks = fit_checks;
   res.perf_seconds = perf_seconds;
   for (auto& c : cands) {

@@ -449,4 +449,236 @@ std::string emit_lws(const LaunchPlan& p, const std::string& image, const std::s
   return emit_lws(p, k);
 }
 
+// --- disaggregated prefill / decode -------------------------------------------------------------
+// SGLang: every worker runs python -m sglang.launch_server with --disaggregation-mode prefill|decode
+// and --disaggregation-transfer-backend (default mooncake; --disaggregation-ib-device for Mooncake's
+// RDMA devices), python/sglang/srt/server_args.py (disaggregation_transfer_backend = "mooncake",
+// disaggregation_bootstrap_port = 8998); the router is sgl-router's
+// `python -m sglang_router.launch_router --pd-disaggregation --prefill URL BOOTSTRAP_PORT --decode URL`
+// (sgl-model-gateway/bindings/python/src/sglang_router/router_args.py @ BBuf/sglang 65d3b47f: a
+// prefill URL without a port has no bootstrap port, so 8998 is passed; docs/advanced_features/
+// pd_disaggregation.mdx @ bytedance-iaas/sglang 6ed5780c).
+// vLLM: every worker runs vllm serve with --kv-transfer-config
+// '{"kv_connector":"NixlConnector","kv_role":"kv_both"}' and VLLM_NIXL_SIDE_CHANNEL_HOST set to its
+// own address; the proxy is tests/v1/kv_connector/nixl_integration/toy_proxy_server.py of the same
+// release, --prefiller-hosts/--prefiller-ports/--decoder-hosts/--decoder-ports
+// (docs/features/nixl_connector_usage.md @ v0.11.0 b8b302cde434; NixlConnector is registered in
+// vllm/distributed/kv_transfer/kv_connector/factory.py from v0.9.0).
+namespace {
+
+constexpr int kSglangBootstrapPort = 8998;
+
+std::string address_var(const std::string& role, int worker) {
+  std::string up = role;
+  for (auto& c : up) c = static_cast<char>(c - 'a' + 'A');
+  return fmt::format("{}_{}_ADDR", up, worker);
+}
+
+// The variables an argument built around ${NAME} references (upper-case names only).
+std::vector<std::string> referenced_vars(const std::string& s) {
+  std::vector<std::string> out;
+  for (std::size_t a = s.find("${"); a != std::string::npos; a = s.find("${", a + 2)) {
+    std::size_t b = a + 2;
+    while (b < s.size() && ((s[b] >= 'A' && s[b] <= 'Z') || ascii_is_digit(s[b]) || s[b] == '_')) ++b;
+    if (b < s.size() && s[b] == '}' && b > a + 2) out.push_back(s.substr(a + 2, b - a - 2));
+  }
+  return out;
+}
+
+// An argument with ${NAME} references: each reference double-quoted for the shell, the text around
+// it shell_word'ed (k3plan builds these arguments; no user value reaches them).
+std::string address_word(const std::string& s) {
+  std::string o;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t a = s.find("${", i);
+    std::size_t b = a == std::string::npos ? std::string::npos : s.find('}', a);
+    if (a == std::string::npos || b == std::string::npos) {
+      o += shell_word(s.substr(i));
+      break;
+    }
+    if (a > i) o += shell_word(s.substr(i, a - i));
+    o += "\"" + s.substr(a, b - a + 1) + "\"";
+    i = b + 1;
+  }
+  return o;
+}
+
+}  // namespace
+
+DisaggLaunchPlan make_disagg_launch_plan(LaunchPool prefill, LaunchPool decode, const DisaggLaunchRequest& q) {
+  DisaggLaunchPlan p;
+  const Deployment& d = prefill.plan.deployment;
+  const bool sglang = d.engine == Engine::sglang;
+  p.release = prefill.plan.release;
+  for (const auto* n : {&prefill.plan.notes, &decode.plan.notes})
+    for (const auto& x : *n)
+      if (std::find(p.notes.begin(), p.notes.end(), x) == p.notes.end()) p.notes.push_back(x);
+  if (sglang) {
+    p.transfer_backend = q.transfer_backend.empty() ? "mooncake" : q.transfer_backend;
+  } else {
+    if (!q.transfer_backend.empty() && q.transfer_backend != "nixl" && q.transfer_backend != "NixlConnector")
+      throw InputError(fmt::format("launch: --transfer-backend {}: the vLLM pair is generated with NixlConnector (nixl) only",
+                                   comment_text(q.transfer_backend)));
+    if (!q.ib_device.empty())
+      throw InputError("launch: --ib-device is SGLang's Mooncake device list; NixlConnector takes UCX_NET_DEVICES from the environment");
+    p.transfer_backend = "NixlConnector";
+  }
+  const int router_port = q.router_port > 0 ? q.router_port : sglang ? 8000 : 8192;
+  const FlagTable& table = flag_table(d.engine);
+  if (!p.release.known())
+    p.notes.push_back(fmt::format("{}: no flag window covers it, the disaggregation flags are unchecked", p.release.label()));
+  auto side_args = [&](const std::string& role) {
+    std::vector<std::string> a;
+    if (sglang) {
+      a = {"--disaggregation-mode", role, "--disaggregation-transfer-backend", p.transfer_backend};
+      if (!q.ib_device.empty()) a.insert(a.end(), {"--disaggregation-ib-device", q.ib_device});
+    } else {
+      a = {"--kv-transfer-config", R"({"kv_connector":"NixlConnector","kv_role":"kv_both"})"};
+    }
+    return a;
+  };
+  // the release must have every disaggregation flag and value: without them the pair would start
+  // as two aggregated servers (or not at all); refuse, naming the flag and the rule
+  for (const std::string role : {"prefill", "decode"}) {
+    const auto a = side_args(role);
+    for (std::size_t i = 0; i < a.size() && p.error.empty(); ++i) {
+      if (a[i].rfind("--", 0) != 0) continue;
+      if (!table.has_flag(a[i], p.release))
+        p.error = fmt::format("{} has no {}: disaggregated serving needs it (data/engines/{}-flags.yaml)", p.release.label(), a[i],
+                              to_string(d.engine));
+      else if (i + 1 < a.size() && !table.accepts(a[i], a[i + 1], p.release))
+        p.error = fmt::format("{} does not accept {} {} (data/engines/{}-flags.yaml)", p.release.label(), a[i], comment_text(a[i + 1]),
+                              to_string(d.engine));
+    }
+  }
+  if (!p.error.empty()) {
+    p.rule = "launch-disagg-flags";
+    return p;
+  }
+  std::vector<std::string> prefill_hosts, decode_hosts, prefill_ports, decode_ports;
+  for (auto* pool : {&prefill, &decode}) {
+    const std::string role = pool == &prefill ? "prefill" : "decode";
+    const std::vector<std::string> extra = side_args(role);
+    const std::string port = std::to_string(pool->plan.deployment.port > 0 ? pool->plan.deployment.port
+                                                                            : engine_model(d.engine, d.engine_version).default_port());
+    for (int w = 0; w < pool->workers; ++w) {
+      const std::string var = "${" + address_var(role, w) + "}";
+      p.address_vars.push_back(address_var(role, w));
+      (role == "prefill" ? prefill_hosts : decode_hosts).push_back(var);
+      (role == "prefill" ? prefill_ports : decode_ports).push_back(port);
+      for (NodeCommand c : pool->plan.nodes_cmd) {
+        c.role = role;
+        c.worker = w;
+        // the worker's head is its own address variable (the aggregated plan's ${HEAD_ADDR})
+        for (std::size_t i = 0; i < c.argv.size(); ++i)
+          if (c.argv[i].rfind(kHeadAddrVar, 0) == 0) {
+            c.argv[i] = var + c.argv[i].substr(kHeadAddrVar.size());
+            c.address_args.push_back(i);
+          }
+        c.argv.insert(c.argv.end(), extra.begin(), extra.end());
+        if (!sglang)
+          c.env.push_back(c.rank == 0 ? fmt::format("VLLM_NIXL_SIDE_CHANNEL_HOST=${{VLLM_NIXL_SIDE_CHANNEL_HOST:-{}}}", var)
+                                      : "VLLM_NIXL_SIDE_CHANNEL_HOST=${VLLM_NIXL_SIDE_CHANNEL_HOST:?set it to the address of this node}");
+        p.commands.push_back(std::move(c));
+      }
+    }
+  }
+  NodeCommand r;
+  r.role = "router";
+  if (sglang) {
+    r.argv = {"python3", "-m", "sglang_router.launch_router", "--pd-disaggregation"};
+    for (std::size_t i = 0; i < prefill_hosts.size(); ++i) {
+      r.argv.insert(r.argv.end(), {"--prefill", fmt::format("http://{}:{}", prefill_hosts[i], prefill_ports[i])});
+      r.address_args.push_back(r.argv.size() - 1);
+      r.argv.push_back(std::to_string(kSglangBootstrapPort));
+    }
+    for (std::size_t i = 0; i < decode_hosts.size(); ++i) {
+      r.argv.insert(r.argv.end(), {"--decode", fmt::format("http://{}:{}", decode_hosts[i], decode_ports[i])});
+      r.address_args.push_back(r.argv.size() - 1);
+    }
+    r.argv.insert(r.argv.end(), {"--host", d.host, "--port", std::to_string(router_port)});
+  } else {
+    r.argv = {"python3", "tests/v1/kv_connector/nixl_integration/toy_proxy_server.py", "--host", d.host, "--port",
+              std::to_string(router_port)};
+    auto list = [&](const char* flag, const std::vector<std::string>& v, bool address) {
+      r.argv.push_back(flag);
+      for (const auto& x : v) {
+        r.argv.push_back(x);
+        if (address) r.address_args.push_back(r.argv.size() - 1);
+      }
+    };
+    list("--prefiller-hosts", prefill_hosts, true);
+    list("--prefiller-ports", prefill_ports, false);
+    list("--decoder-hosts", decode_hosts, true);
+    list("--decoder-ports", decode_ports, false);
+    p.notes.push_back("the proxy is vLLM's toy_proxy_server.py: run it from a source checkout of the same vLLM release");
+  }
+  p.commands.push_back(r);
+  p.router_url = fmt::format("http://{}:{}/v1", d.host == "0.0.0.0" ? "127.0.0.1" : d.host, router_port);
+  p.prefill = std::move(prefill);
+  p.decode = std::move(decode);
+  return p;
+}
+
+nlohmann::json launch_commands_json(const DisaggLaunchPlan& p) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& c : p.commands)
+    j.push_back({{"role", c.role}, {"worker", c.worker}, {"rank", c.rank}, {"env", c.env}, {"argv", c.argv}});
+  return j;
+}
+
+std::string emit_shell(const DisaggLaunchPlan& p) {
+  const Deployment& d = p.prefill.plan.deployment;
+  std::string s = "#!/usr/bin/env bash\n";
+  s += comment_lines("#", fmt::format("Generated by k3plan for {} on {} x {}: disaggregated prefill / decode, {} prefill worker{} of {} GPUs "
+                                      "and {} decode worker{} of {} GPUs, each checked with `k3plan fit` first.",
+                                      p.prefill.plan.model_id, p.prefill.workers * p.prefill.plan.gpus + p.decode.workers * p.decode.plan.gpus,
+                                      d.gpu, p.prefill.workers, p.prefill.workers > 1 ? "s" : "", p.prefill.plan.gpus, p.decode.workers,
+                                      p.decode.workers > 1 ? "s" : "", p.decode.plan.gpus));
+  s += comment_lines("#", "Run: ROLE WORKER NODE_RANK on each node (prefill|decode, the worker index, the node rank inside the worker), "
+                          "and `router` once; every worker's head node address in " +
+                              fmt::format("{}", fmt::join(p.address_vars, ", ")) + ".");
+  s += comment_lines("#", "Workers are ready when they print: " + p.prefill.plan.ready_line + " Clients call the router: " + p.router_url);
+  s += comment_lines("#", fmt::format("KV transfer: {}. Flags checked against {} (data/engines/{}-flags.yaml).", p.transfer_backend,
+                                      p.release.label(), to_string(d.engine)));
+  for (const auto& n : p.notes) s += comment_lines("# note:", n);
+  s += "set -euo pipefail\nROLE=\"${1:-}\"\nWORKER=\"${2:-0}\"\nNODE_RANK=\"${3:-0}\"\n";
+  s += "case \"$ROLE:$WORKER:$NODE_RANK\" in\n";
+  for (const auto& c : p.commands) {
+    s += fmt::format("  {}:{}:{})\n", c.role, c.worker, c.rank);
+    std::vector<std::string> vars;
+    auto need = [&](const std::string& text) {
+      for (const auto& v : referenced_vars(text))
+        if (std::find(p.address_vars.begin(), p.address_vars.end(), v) != p.address_vars.end() &&
+            std::find(vars.begin(), vars.end(), v) == vars.end())
+          vars.push_back(v);
+    };
+    for (std::size_t i : c.address_args) need(c.argv[i]);
+    for (const auto& e : c.env) need(e);
+    for (const auto& v : vars)
+      s += fmt::format("    if [ -z \"${{{}:-}}\" ]; then\n      echo {} >&2\n      exit 2\n    fi\n", v,
+                       shell_quote(fmt::format("set {} to the address of the head node of that worker", v)));
+    for (const auto& e : c.env) {
+      // fixed NAME=value pairs written by make_disagg_launch_plan / make_launch_plan, never user values
+      const auto eq = e.find('=');
+      s += "    export " + e.substr(0, eq) + "=\"" + e.substr(eq + 1) + "\"\n";
+    }
+    s += "    exec";
+    for (std::size_t i = 0; i < c.argv.size(); ++i) {
+      const std::string& arg = c.argv[i];
+      s += i > 0 && arg.rfind("--", 0) == 0 ? " \\\n      " : " ";
+      const bool addr = std::find(c.address_args.begin(), c.address_args.end(), i) != c.address_args.end();
+      s += addr ? address_word(arg) : shell_word(arg);
+    }
+    s += "\n    ;;\n";
+  }
+  s += "  *)\n    echo " +
+       shell_quote(fmt::format("usage: run.sh prefill WORKER NODE_RANK | decode WORKER NODE_RANK | router (prefill workers 0..{}, decode "
+                               "workers 0..{}, node ranks 0..{} / 0..{})",
+                               p.prefill.workers - 1, p.decode.workers - 1, p.prefill.plan.nodes - 1, p.decode.plan.nodes - 1)) +
+       " >&2\n    exit 2\n    ;;\nesac\n";
+  return s;
+}
+
 }  // namespace k3plan

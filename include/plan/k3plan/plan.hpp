@@ -155,6 +155,9 @@ struct PlanOptions {
   // median: rank and check the SLA on the predictions; p90: on their pessimistic end, each figure
   // moved by the 90th-percentile out-of-sample error of its slice (data/perf/accuracy.yaml)
   std::string risk = "median";
+  // also search disaggregated prefill / decode pools (estimate_disagg): every worker size x DP
+  // attention per side x a prefill:decode worker ratio, ranked with the aggregated candidates
+  bool disagg = false;
 };
 
 struct PlanTargets {
@@ -190,6 +193,12 @@ struct PlanCandidate {
   bool misses_ttft = false, misses_tpot = false;
   // --risk p90: the factors applied to the prediction before ranking (1 = median)
   double risk_tput = 1, risk_tpot = 1, risk_ttft = 1;
+  // --disagg: prefill and decode pools (gpus = all of both; layout = one decode worker; conc = users
+  // over the whole deployment; max_users = what the decode pools hold)
+  bool disagg = false;
+  DisaggSide prefill_side, decode_side;
+  double kv_transfer_ms = 0;
+  const char* disagg_limit = "";  // prefill | decode | users (DisaggResult::limit)
 };
 
 struct PlanResult {
@@ -219,6 +228,7 @@ struct PlanResult {
   std::vector<std::string> factor_assumptions;  // of every (GPU, engine) searched
   std::size_t search_cells = 0;                 // (GPU, precision, engine, GPU count) cells searched: at most kMaxSearchCells
   std::size_t evaluated = 0, fit_checks = 0;
+  std::size_t disagg_evaluated = 0;  // of `evaluated`: disaggregated estimates (--disagg)
   double search_ms = 0, perf_seconds = 0;
   const PlanCandidate* win() const { return winner < 0 ? nullptr : &candidates[static_cast<std::size_t>(winner)]; }
   const Gpu& gpu_of(const PlanCandidate& c) const { return *gpus[static_cast<std::size_t>(c.gpu_index)]; }

@@ -19,6 +19,11 @@ struct NodeCommand {
   int rank = 0;
   std::vector<std::string> env;   // NAME=value
   std::vector<std::string> argv;  // program and arguments, unquoted
+  // indices into argv of the arguments k3plan built around an address variable (${PREFILL_0_ADDR}
+  // ...): the one place the shell expands anything, never a user value
+  std::vector<std::size_t> address_args;
+  std::string role;  // disaggregated: "prefill", "decode" or "router"; empty = aggregated
+  int worker = 0;    // disaggregated: the worker index in its pool
 };
 
 struct LaunchPlan {
@@ -39,6 +44,34 @@ struct LaunchPlan {
 // (vLLM --max-num-seqs when the deployment gives none; 0 = the users asked for).
 LaunchPlan make_launch_plan(const Deployment& d, const Model& m, const Layout& l, int gpus, int nodes, int gpus_per_node,
                             std::int64_t context, double memory_fraction, std::int64_t max_num_seqs = 0);
+
+// Disaggregated prefill / decode: `workers` engine instances per pool, each of `gpus` GPUs on
+// `nodes` nodes, started with the engine's disaggregation flags, and the router / proxy in front.
+struct LaunchPool {
+  int workers = 1;
+  LaunchPlan plan;  // one worker (its head address is the pool's variable, e.g. ${PREFILL_0_ADDR})
+};
+struct DisaggLaunchPlan {
+  LaunchPool prefill, decode;
+  std::string transfer_backend;          // SGLang --disaggregation-transfer-backend; vLLM: the KV connector
+  std::vector<NodeCommand> commands;     // every node of every worker, then the router
+  std::vector<std::string> address_vars; // the variables the script needs (one per worker head)
+  std::string router_url;                // what clients call
+  FlagRelease release;
+  std::vector<std::string> notes;
+  std::string error;  // the release lacks a disaggregation flag (launch refuses)
+  std::string rule;   // the id of the refusal (launch-disagg-flags)
+};
+struct DisaggLaunchRequest {
+  std::string transfer_backend;  // empty = the engine's default (SGLang mooncake, vLLM NixlConnector)
+  std::string ib_device;         // SGLang --disaggregation-ib-device (Mooncake); empty = not passed
+  int router_port = 0;  // 0 = the documented one (SGLang router 8000, vLLM proxy 8192)
+};
+// The two pools' plans come from make_launch_plan (one worker each); this adds the disaggregation
+// flags (checked against the release's table), one command per node of every worker, and the router.
+DisaggLaunchPlan make_disagg_launch_plan(LaunchPool prefill, LaunchPool decode, const DisaggLaunchRequest& q);
+std::string emit_shell(const DisaggLaunchPlan& p);  // one script: ROLE [WORKER] [NODE_RANK]
+nlohmann::json launch_commands_json(const DisaggLaunchPlan& p);
 
 std::string emit_shell(const LaunchPlan& p, int only_rank = -1);  // -1 = one script taking the rank as $1
 // The one JSON shape of a plan's commands (launch --emit json, report): [{rank, env, argv}], head first.
@@ -84,8 +117,15 @@ std::string emit_lws(const LaunchPlan& p, const K8sSpec& k);
 // The same with the defaults of K8sSpec and no checkpoint figures (the start-up budget's fixed part).
 std::string emit_lws(const LaunchPlan& p, const std::string& image, const std::string& gpu_resource);
 
+struct LaunchSide {
+  int workers = 1, tp = 0, ep = 1;  // tp 0 = the side is not given
+  bool dp_attention = false;
+};
 struct LaunchOptions {
   std::string file;                         // deployment YAML (or fields below)
+  // disaggregated: one prefill and one decode pool (--prefill-* / --decode-*), with -m -g
+  LaunchSide prefill, decode;
+  DisaggLaunchRequest disagg;
   Deployment flags;                         // used when file is empty
   bool layout_given = false;                // flags.layout was set by --tp/--ep/--dp/--pp/--dcp/--enable-dp-attention
   std::string emit = "sh";                  // sh | k8s | json
