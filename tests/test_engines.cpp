@@ -248,3 +248,35 @@ TEST_CASE("SGLang weights hold the caching allocator rounding of each large tens
   const double mib = 1048576.0;
   CHECK((j.at("predicted").at("weights_bytes").get<double>() - params * 2 - rope) / mib == Approx(64 * 3.5 + 2 * 0.75).margin(0.5));
 }
+
+// vllm/model_executor/models/config.py MambaModelConfig and vllm/v1/kv_cache_interface.py
+// MambaSpec.max_memory_usage_bytes: with prefix caching on, a Gated-DeltaNet hybrid runs mamba
+// cache mode "align" from 0.15 on and holds 2 state blocks per request per mamba group, not 1;
+// prefix caching is off by default for hybrids up to 0.21 and on at main (config/model.py).
+TEST_CASE("vLLM hybrid models with prefix caching hold two state blocks per request per mamba group (align mode)", "[engines][vllm]") {
+  const std::vector<std::string> base = {"-m", "qwen3-next-80b-a3b", "-g", "h100", "-n", "4", "--tp", "4", "--engine", "vllm", "-c", "32k"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return fit_json(a);
+  };
+  // main prints int(max_concurrency x max_model_len): on (its default for hybrids) against off
+  const json on = with({"--engine-version", "main"});
+  const json off = with({"--engine-version", "main", "--no-enable-prefix-caching"});
+  const json& g_on = on.at("per_gpu");
+  const json& g_off = off.at("per_gpu");
+  REQUIRE(g_on.at("block_size") == g_off.at("block_size"));
+  REQUIRE(g_on.at("kv_pool_bytes").get<double>() == Approx(g_off.at("kv_pool_bytes").get<double>()));
+  const auto block = g_on.at("block_size").get<long long>();
+  // Qwen3-Next: 12 full-attention and 36 Gated-DeltaNet layers in groups of 12: 1 full + 3 mamba
+  REQUIRE(g_on.at("kv_cache_groups") == 4);
+  const long long full_blocks = (32768 + block - 1) / block;
+  const double need_off = static_cast<double>(full_blocks + 3), need_on = static_cast<double>(full_blocks + 6);
+  CHECK(g_on.at("reported_kv_tokens").get<double>() == Approx(g_off.at("reported_kv_tokens").get<double>() * need_off / need_on).epsilon(1e-4));
+  // the launch command carries the flag given
+  CHECK(off.dump().find("--no-enable-prefix-caching") != std::string::npos);
+  // 0.19 prints (num_blocks // groups) x block_size, which the state blocks per request do not
+  // change; the flag given is passed on
+  const json v19_on = with({"--engine-version", "0.19.0", "--enable-prefix-caching"});
+  CHECK(v19_on.dump().find("--enable-prefix-caching") != std::string::npos);
+}

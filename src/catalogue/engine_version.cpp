@@ -90,6 +90,8 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
                 "mxfp4_moe_pad",
                 "moe_workspace_persistent",
                 "batch_defaults_skip_a100",
+                "mamba_prefix_caching",
+                "hybrid_prefix_caching_default",
                 "mem_fraction_rule",
                 "prefill_graph_reserve",
                 "mamba_full_memory_ratio",
@@ -133,6 +135,11 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
   v.rope_cache_full = r.boolean(n, "rope_cache_full", ctx, v.rope_cache_full);
   v.moe_workspace_persistent = r.boolean(n, "moe_workspace_persistent", ctx, v.moe_workspace_persistent);
   v.batch_defaults_skip_a100 = r.boolean(n, "batch_defaults_skip_a100", ctx, v.batch_defaults_skip_a100);
+  v.mamba_prefix_caching = r.str(n, "mamba_prefix_caching", ctx, false, v.mamba_prefix_caching);
+  if (v.mamba_prefix_caching != "off" && v.mamba_prefix_caching != "all" && v.mamba_prefix_caching != "align" &&
+      v.mamba_prefix_caching != "align_only")
+    r.fail(n["mamba_prefix_caching"], ctx + ".mamba_prefix_caching", "expected off, all, align or align_only");
+  v.hybrid_prefix_caching_default = r.boolean(n, "hybrid_prefix_caching_default", ctx, v.hybrid_prefix_caching_default);
   if (r.has(n, "mxfp4_moe_pad")) {
     const YAML::Node pads = n["mxfp4_moe_pad"];
     r.check_keys(pads, {"sm80", "sm90", "sm100", "sm120", "rocm"}, ctx + ".mxfp4_moe_pad");

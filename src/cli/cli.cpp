@@ -197,6 +197,9 @@ void define_fit(CLI::App& sub, Cli& cli) {
                         "SGLang: auto, no_buffer, extra_buffer, extra_buffer_lazy"),
          {"auto", "no_buffer", "extra_buffer", "extra_buffer_lazy"});
   sub.add_flag("--disable-radix-cache", o->disable_radix_cache, "SGLang: no prefix cache (one state slot per request)");
+  sub.add_flag("--enable-prefix-caching", o->enable_prefix_caching,
+               "vLLM: prefix caching on (hybrid models: 2 state blocks per request, align mode; default off for hybrids before main)");
+  sub.add_flag("--no-enable-prefix-caching", o->no_enable_prefix_caching, "vLLM: prefix caching off");
   sub.add_option("--max-num-batched-tokens", o->max_num_batched_tokens, "vLLM batch-token limit / SGLang chunked prefill size")
       ->check(whole(1, kMaxBatchTokens));
   sub.add_option("--max-num-seqs", o->max_num_seqs, "vLLM maximum running sequences")->check(whole(1, 1 << 20));

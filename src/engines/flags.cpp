@@ -591,8 +591,10 @@ ServeArgs serve_args(const ServeRequest& q) {
       if (!st->mamba_radix_cache_strategy.empty()) a.insert(a.end(), {"--mamba-radix-cache-strategy", st->mamba_radix_cache_strategy});
       if (st->disable_radix_cache) a.push_back("--disable-radix-cache");
     }
-  } else if (q.max_num_batched_tokens) {
-    a.insert(a.end(), {"--max-num-batched-tokens", std::to_string(*q.max_num_batched_tokens)});
+  } else {
+    if (q.max_num_batched_tokens) a.insert(a.end(), {"--max-num-batched-tokens", std::to_string(*q.max_num_batched_tokens)});
+    if (q.settings && q.settings->prefix_caching >= 0)
+      a.push_back(q.settings->prefix_caching == 1 ? "--enable-prefix-caching" : "--no-enable-prefix-caching");
   }
   std::vector<std::string> dropped;
   keep_accepted(a, 0, s.release, dropped);

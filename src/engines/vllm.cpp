@@ -32,6 +32,20 @@ bool fp8_block(const std::string& p) { return p == "fp8-block"; }
 
 std::int64_t cdiv(std::int64_t a, std::int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 
+// The model classes that declare SupportsMambaPrefixCaching (vllm/model_executor/models: bamba.py,
+// falcon_h1.py, granitemoehybrid.py, jamba.py, mamba.py, mamba2.py, nemotron_h.py, zamba2.py, the
+// same set @ v0.12.0, v0.15.0, v0.21.0 and main 5ac268497). With prefix caching on they cache a
+// state per block ("all"); every other hybrid (Gated DeltaNet, KDA, ...) is switched off (0.12-0.14)
+// or runs "align" (0.15 on).
+bool mamba_prefix_caching_all(const Model& m) {
+  static const char* const kArchs[] = {"BambaForCausalLM",           "FalconH1ForCausalLM", "GraniteMoeHybridForCausalLM",
+                                       "JambaForCausalLM",           "MambaForCausalLM",    "Mamba2ForCausalLM",
+                                       "NemotronHForCausalLM",       "Zamba2ForCausalLM"};
+  for (const char* a : kArchs)
+    if (m.architecture == a) return true;
+  return false;
+}
+
 class Vllm final : public EngineModel {
  public:
   using EngineModel::EngineModel;
@@ -122,7 +136,11 @@ class Vllm final : public EngineModel {
     d.max_num_seqs = s.max_num_seqs > 0 ? s.max_num_seqs : (big ? 1024 : 256);
     d.cuda_graph_max_bs = s.cuda_graph_max_bs > 0 ? s.cuda_graph_max_bs : 512;
     d.block_size = s.block_size > 0 ? s.block_size : 16;
-    (void)m;
+    // CacheConfig.enable_prefix_caching (default True) unless the model does not support it: hybrid
+    // models up to the version that turned it on for them (see mamba_cache_mode)
+    bool hybrid = false;
+    for (const auto& blk : m.blocks) hybrid = hybrid || blk.is_linear();
+    d.prefix_caching = s.prefix_caching >= 0 ? s.prefix_caching == 1 : (!hybrid || version().hybrid_prefix_caching_default);
     return d;
   }
 
@@ -194,6 +212,8 @@ class Vllm final : public EngineModel {
     s.max_num_batched_tokens = log.int_arg("max_num_batched_tokens", 0, 1, std::int64_t{1} << 34);
     s.max_num_seqs = log.int_arg("max_num_seqs", 0, 1, 1 << 24);
     s.cpu_offload_bytes = log.num_arg("cpu_offload_gb", 0, 0, 1e6) * kGiB;  // per GPU (vllm/config/cache.py)
+    if (log.has("enable_prefix_caching") && log.arg("enable_prefix_caching") != "None")
+      s.prefix_caching = log.flag_arg("enable_prefix_caching") ? 1 : 0;
     context = log.int_arg("max_model_len", 0, 1, std::int64_t{1} << 34);
     if (context == 0) context = log.int_arg("max_seq_len", 0, 1, std::int64_t{1} << 34);
     if (context == 0 && log.concurrency_tokens) context = *log.concurrency_tokens;
@@ -219,7 +239,8 @@ class Vllm final : public EngineModel {
 
   int default_port() const override { return 8000; }
   bool has_setting(const std::string& n) const override {
-    return n == "gpu_memory_utilization" || n == "max_num_batched_tokens" || n == "max_num_seqs" || n == "block_size";
+    return n == "gpu_memory_utilization" || n == "max_num_batched_tokens" || n == "max_num_seqs" || n == "block_size" ||
+           n == "prefix_caching";
   }
   std::string memory_fraction_flag() const override { return "--gpu-memory-utilization"; }
   std::string gpu_product_text() const override { return "TP x PP x DP"; }
@@ -244,6 +265,21 @@ class Vllm final : public EngineModel {
   bool vision_sharded() const override { return true; }
 
  private:
+  // vllm/model_executor/models/config.py MambaModelConfig.verify_and_update_config: with prefix
+  // caching on, "all" for the models that support it and "align" for the other hybrids (0.15 on,
+  // PR #30877 5206e5e28); 0.12-0.14 keep it only for the former and switch it off for the others;
+  // up to 0.11 it is off for every hybrid; main (PR #50991 f9c74b4b9) sets "align" for every
+  // hybrid. Prefix caching is off by default for hybrid models (config/model.py
+  // is_prefix_caching_supported @ v0.12.0 .. v0.21.0; arg_utils.py keeps it opt-in for hybrids
+  // after PR #40996) and on by default at main (PR #50991, 2026-08-04).
+  std::string mamba_cache_mode(const Model& m, const EngineDefaults& d) const {
+    const std::string& v = version().mamba_prefix_caching;
+    if (!d.prefix_caching || v == "off") return "none";
+    if (v == "align_only") return "align";
+    if (mamba_prefix_caching_all(m)) return "all";
+    return v == "align" ? "align" : "none";
+  }
+
   // Torch activation peak of the profile run. V1: fitted on three H100 vLLM 0.19 logs (in-sample:
   // Llama-3.1-8B 1.89 GiB, Qwen2.5-7B 2.21 GiB, Qwen3-14B 2.23 GiB at 8192 batched tokens and 1024
   // sequences): the sampler's fp32 logits and their copies dominate (about 15 B per sequence per
@@ -376,7 +412,11 @@ class Vllm final : public EngineModel {
     // tokens: every group's blocks come from the one pool; what the log prints
     b.kv_tokens = groups > 0 ? num_blocks / groups * block : 0;
     b.reported_kv_tokens = v.kv_tokens_report == "blocks" ? num_blocks * block : b.kv_tokens;
-    // blocks one request of `context` tokens needs across the groups
+    // state blocks one request holds per mamba group (MambaSpec.max_memory_usage_bytes,
+    // vllm/v1/kv_cache_interface.py @ v0.15.0 and main 5ac268497): 1 without prefix caching, 2 in
+    // "align" mode, one per block of max_model_len in "all" mode (whose chunk-aligned block size,
+    // lcm(mamba chunk_size, kernel alignment), is not modelled: the attention block is used)
+    const std::string mode = mamba_cache_mode(*in.model, d);
     auto per_request = [&](std::int64_t ctx) {
       std::int64_t need = 0;
       for (const auto& s : specs) {
@@ -390,7 +430,7 @@ class Vllm final : public EngineModel {
             need += n * (cdiv(std::min<std::int64_t>(s.window - 1 + d.max_num_batched_tokens, ctx), block) + 1);
             break;
           case LayerSpec::Kind::mamba:
-            need += n;
+            need += n * (mode == "all" ? cdiv(in.context, block) : mode == "align" ? 2 : 1);
             break;
         }
       }

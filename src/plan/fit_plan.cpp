@@ -147,6 +147,12 @@ EngineSettings fit_settings(const FitOptions& o) {
                                  o.mamba_radix_cache_strategy));
   s.mamba_radix_cache_strategy = o.mamba_radix_cache_strategy == "auto" ? "" : o.mamba_radix_cache_strategy;
   s.disable_radix_cache = o.disable_radix_cache;
+  if (o.enable_prefix_caching && o.no_enable_prefix_caching)
+    throw InputError("--enable-prefix-caching and --no-enable-prefix-caching: give one of them");
+  if (o.enable_prefix_caching || o.no_enable_prefix_caching) {
+    engine_flag("prefix_caching", o.enable_prefix_caching ? "--enable-prefix-caching" : "--no-enable-prefix-caching");
+    s.prefix_caching = o.enable_prefix_caching ? 1 : 0;
+  }
   s.kv_dtype = o.kv_dtype;
   s.draft_layers = o.draft_layers;
   if (o.speculative_num_draft_tokens) {

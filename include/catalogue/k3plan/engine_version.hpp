@@ -48,6 +48,17 @@ struct EngineVersion {
   // 0.9.0 on: the large batch defaults (8192 batched tokens, 1024 sequences for the server) need
   // at least 70 GiB and a device name without "a100" (vllm/engine/arg_utils.py, PR #17885)
   bool batch_defaults_skip_a100 = false;
+  // What an enabled prefix cache does to the state (mamba-style) layers of a hybrid model
+  // (vllm/model_executor/models/config.py MambaModelConfig, vllm/v1/kv_cache_interface.py
+  // MambaSpec.max_memory_usage_bytes): "off" = switched off for hybrids (one state block per
+  // request, up to 0.11); "all" (0.12-0.14) = kept, as "all" (a state per block), only for the
+  // models that declare SupportsMambaPrefixCaching, off for the others; "align" (0.15 on) = those
+  // models "all", every other hybrid "align" (two state blocks per request); "align_only" (main,
+  // PR #50991) = every hybrid "align".
+  std::string mamba_prefix_caching = "off";
+  // prefix caching on by default for hybrid models (vllm/engine/arg_utils.py
+  // _set_default_chunked_prefill_and_prefix_caching_args: main, PR #50991)
+  bool hybrid_prefix_caching_default = false;
 
   // --- SGLang (docs/engine-sources/sglang.md has each rule with its commit)
   std::string mem_fraction_rule =

@@ -36,6 +36,7 @@ struct EngineSettings {
   int cuda_graph_max_bs = 0;                // 0 = engine default
   std::int64_t chunked_prefill_size = 0;    // SGLang; 0 = default for this GPU
   int block_size = 16;                      // vLLM KV block (page) size
+  int prefix_caching = -1;                  // vLLM --enable-prefix-caching: -1 = engine default, 0 off, 1 on
   std::string kv_dtype = "auto";
   std::string state_dtype = "fp32";
   int draft_layers = 0;

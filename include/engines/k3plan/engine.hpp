@@ -52,6 +52,7 @@ struct EngineDefaults {
   std::int64_t max_num_seqs = 0;            // vLLM max_num_seqs, SGLang max_running_requests (0 = derived)
   int cuda_graph_max_bs = 0;
   int block_size = 16;  // tokens per KV page
+  bool prefix_caching = false;  // vLLM: prefix caching on (enable_prefix_caching after the engine's defaults)
   std::string kv_dtype;  // what the engine turns an unset ("auto") KV dtype into, when not the model dtype; "" = unchanged
 };
 

@@ -33,6 +33,8 @@ struct FitOptions {
   std::optional<std::int64_t> max_mamba_cache_size;
   std::string mamba_radix_cache_strategy;  // auto | no_buffer | extra_buffer | extra_buffer_lazy
   bool disable_radix_cache = false;
+  // vLLM --enable-prefix-caching / --no-enable-prefix-caching (neither = the engine's default)
+  bool enable_prefix_caching = false, no_enable_prefix_caching = false;
   int draft_layers = 0;
   std::optional<int> speculative_num_draft_tokens;  // SGLang: D verify tokens per step (spec decoding on)
   std::string precision;                            // empty = as shipped
