@@ -166,7 +166,7 @@ TEST_CASE("an SGLang log whose lines carry no DP rank is compared as the dp_size
 
   // lines that do name a DP rank keep the command's DP attention
   std::string text = k3plan_test::slurp(path);
-  for (std::size_t p; (p = text.find(" TP0]")) != std::string::npos;) text.replace(p, 5, " DP0 TP0]");
+  for (std::size_t p = 0; (p = text.find(" TP0]", p)) != std::string::npos; p += 9) text.replace(p, 5, " DP0 TP0]");
   LogCheckOptions o;
   o.model = config;
   o.gpu = "h100";

@@ -337,10 +337,10 @@ class Sglang final : public EngineModel {
     // request-pool estimate clamp(tokens / context_len x 512, 2048, 4096); never above tokens / 2;
     // with linear layers never above the state slots / slots per request
     const std::int64_t phys = b.reported_kv_tokens;
-    const std::int64_t estimate = std::clamp<std::int64_t>(
-        static_cast<std::int64_t>(static_cast<double>(std::max(profiled, phys)) /
-                                  static_cast<double>(std::max<std::int64_t>(1, in.model->max_context)) * 512),
-        2048, 4096);
+    const std::int64_t estimate =
+        std::clamp<std::int64_t>(static_cast<std::int64_t>(static_cast<double>(std::max(profiled, phys)) /
+                                                           static_cast<double>(std::max<std::int64_t>(1, in.model->max_context)) * 512),
+                                 2048, 4096);
     b.running_cap = s.max_num_seqs > 0 ? std::min<std::int64_t>(s.max_num_seqs / dp, phys / 2) : std::min(estimate, phys / 2);
     b.sequence_capacity = in.context > 0 && cell > 0 ? static_cast<double>(b.kv_tokens) / static_cast<double>(in.context) : 1e9;
     if (b.state_slots >= 0) {
@@ -424,11 +424,11 @@ class Sglang final : public EngineModel {
       dp = dp || ranks.find(" DP") != std::string::npos;
     }
     if (!tp || dp) return {};
-    std::vector<std::string> notes = {fmt::format(
-        "the log's lines name their ranks \"TP<n>\" with no \"DP<n>\", which SGLang prints only with dp_size 1 "
-        "(scheduler.py run_scheduler_process): compared as TP {} without data parallelism, not the launch command's "
-        "--dp-size {}{}",
-        l.tp, l.dp, l.dp_attention ? " --enable-dp-attention" : "")};
+    std::vector<std::string> notes = {
+        fmt::format("the log's lines name their ranks \"TP<n>\" with no \"DP<n>\", which SGLang prints only with dp_size 1 "
+                    "(scheduler.py run_scheduler_process): compared as TP {} without data parallelism, not the launch command's "
+                    "--dp-size {}{}",
+                    l.tp, l.dp, l.dp_attention ? " --enable-dp-attention" : "")};
     l.dp = 1;
     l.dp_attention = false;
     return notes;
