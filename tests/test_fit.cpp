@@ -158,7 +158,10 @@ TEST_CASE("an engine release maps to the window that covers it, and an unknown o
   // SGLang's reserved-by-GPU-class default landed between the 0.4.7 and 0.4.7.post1 bumps
   CHECK(engine_model(Engine::sglang, "0.4.7").version().id == "0.4.7");
   CHECK(engine_model(Engine::sglang, "0.4.7.post1").version().id == "0.4.8");
-  CHECK(engine_model(Engine::sglang, "0.4.6.post5").version().id == "0.4.6");
+  // post_load_weights keeps bf16 w_kc / w_vc on CUDA from 5e02330137, first in v0.4.6.post3
+  CHECK(engine_model(Engine::sglang, "0.4.6.post2").version().id == "0.4.6");
+  CHECK(engine_model(Engine::sglang, "0.4.6.post3").version().id == "0.4.6.post3");
+  CHECK(engine_model(Engine::sglang, "0.4.6.post5").version().id == "0.4.6.post3");
   CHECK(engine_model(Engine::sglang, "main").version().id == "main");
   CHECK(engine_model(Engine::sglang).version().id == engine_versions(Engine::sglang).back().id);
   CHECK_THROWS_AS(engine_model(Engine::vllm, "0.1.0"), InputError);
@@ -272,7 +275,29 @@ TEST_CASE("SGLang 0.4.6 puts the whole DeepSeek V3 shared expert on every rank a
     return engine_model(Engine::sglang, version).stage_weights_bytes(m, gpu, l, s, 0, m.num_layers(), true, true);
   };
   const double whole_minus_share = 3.0 * 7168 * 2048 * 58 * 7 / 8;  // fp8 bytes, block scales aside
-  CHECK(weights("0.4.6.post2", cat().gpu("h100")) - weights("0.4.7", cat().gpu("h100")) == Approx(whole_minus_share).epsilon(0.001));
+  // (0.4.6.post3 on CUDA: the w_kc / w_vc copies are bf16 there as in 0.4.7)
+  CHECK(weights("0.4.6.post3", cat().gpu("h100")) - weights("0.4.7", cat().gpu("h100")) == Approx(whole_minus_share).epsilon(0.001));
   CHECK(weights("0.4.6.post2", cat().gpu("mi300x")) - weights("0.4.7", cat().gpu("mi300x")) == Approx(whole_minus_share).epsilon(0.001));
-  CHECK(weights("0.4.6.post2", sm80) == Approx(weights("0.4.7", sm80)));  // below SM90: no fusion
+  CHECK(weights("0.4.6.post3", sm80) == Approx(weights("0.4.7", sm80)));  // below SM90: no fusion
+}
+
+TEST_CASE("SGLang keeps w_kc and w_vc of a block-fp8 kv_b_proj in fp8 up to 0.4.6.post2 and in bf16 on CUDA from 0.4.6.post3") {
+  // models/deepseek_v2.py post_load_weights: block_quant_to_tensor_quant / DeepGEMM (fp8) @
+  // v0.4.6.post2; block_quant_dequant to bf16 on CUDA from 5e02330137 (PR #5662); ROCm stays fp8
+  const Model m =
+      import_hf_config(k3plan_test::slurp(k3plan_test::fs::path(K3PLAN_TEST_DATA) / "deepseek-ai--DeepSeek-V3_config.json"), "v3.json");
+  EngineSettings s;
+  s.engine = Engine::sglang;
+  auto weights = [&](const char* version, const Gpu& gpu, const Layout& l) {
+    return engine_model(Engine::sglang, version).stage_weights_bytes(m, gpu, l, s, 0, m.num_layers(), true, true);
+  };
+  Layout tp8;
+  tp8.tp = 8;
+  Layout dpa = tp8;  // DP attention with dp = tp: kv_b_proj whole on every rank
+  dpa.dp = 8;
+  dpa.dp_attention = true;
+  const double kv_b = 512.0 * 128 * (128 + 128);  // kv_lora_rank x heads x (qk_nope + v) per layer
+  CHECK(weights("0.4.6.post3", cat().gpu("h100"), tp8) - weights("0.4.6.post2", cat().gpu("h100"), tp8) == Approx(kv_b / 8 * 61));
+  CHECK(weights("0.4.6.post3", cat().gpu("h100"), dpa) - weights("0.4.6.post2", cat().gpu("h100"), dpa) == Approx(kv_b * 61));
+  CHECK(weights("0.4.6.post3", cat().gpu("mi300x"), dpa) == Approx(weights("0.4.6.post2", cat().gpu("mi300x"), dpa)));
 }

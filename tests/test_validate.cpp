@@ -147,3 +147,52 @@ TEST_CASE("a logged total that matches no catalogue GPU or parts of different ca
   CHECK(res.code == 2);
   CHECK_THAT(res.err, Catch::Contains("does not name a catalogue GPU; pass -g"));
 }
+
+TEST_CASE("an SGLang log whose lines carry no DP rank is compared as the dp_size-1 run that printed it", "[validate]") {
+  // the issue's manifest says --tp 16 --dp 16 --enable-dp-attention, the KV line says "[... TP0]":
+  // run_scheduler_process prefixes " DP{dp_rank}" whenever the scheduler has a DP rank (v0.4.6.post2)
+  const std::string path = std::string(K3PLAN_TEST_DATA) + "/logs/sglang/deepseek-v3-0324-h100-2x8-tp16-dp16-dpattn-v0.4.6.post2.log";
+  const std::string config = std::string(K3PLAN_TEST_DATA) + "/deepseek-ai--DeepSeek-V3_config.json";
+  const auto res =
+      k3plan_test::run({"validate", "--log", path, "-m", config, "-g", "h100", "--engine-version", "0.4.6.post2", "--format", "json"});
+  REQUIRE(res.code == 0);
+  const auto j = nlohmann::json::parse(res.out);
+  CHECK(j["layout"]["tp"] == 16);
+  CHECK(j["layout"]["dp"] == 1);
+  CHECK(j["layout"]["dp_attention"] == false);
+  REQUIRE(!j["assumptions"].empty());
+  CHECK_THAT(j["assumptions"][0].get<std::string>(), Catch::Contains("with no \"DP<n>\"") && Catch::Contains("--dp-size 16"));
+  CHECK(std::abs(j["kv_cache_tokens_error_pct"].get<double>()) < 3);
+
+  // lines that do name a DP rank keep the command's DP attention
+  std::string text = k3plan_test::slurp(path);
+  for (std::size_t p = 0; (p = text.find(" TP0]", p)) != std::string::npos; p += 9) text.replace(p, 5, " DP0 TP0]");
+  LogCheckOptions o;
+  o.model = config;
+  o.gpu = "h100";
+  o.engine_version = "0.4.6.post2";
+  const LogCheck c = check_start_up_log(k3plan_test::cat(), text, path, o);
+  CHECK(c.layout.dp == 16);
+  CHECK(c.layout.dp_attention);
+}
+
+TEST_CASE("SGLang's --max-total-tokens caps every DP-attention rank's pool", "[validate]") {
+  // init_memory_pool: min(profiled, max_total_tokens) @ v0.4.9; the MI300X log prints 131072 on every DP rank
+  const std::string path =
+      std::string(K3PLAN_TEST_DATA) + "/logs/sglang/deepseek-r1-mi300x-2x8-tp16-dp16-dpattn-ep-maxtotal131072-v0.4.9.log";
+  const std::string config = std::string(K3PLAN_TEST_DATA) + "/deepseek-ai--DeepSeek-R1_config.json";
+  LogCheckOptions o;
+  o.model = config;
+  o.gpu = "mi300x";
+  o.engine_version = "0.4.9";
+  const LogCheck c = check_start_up_log(k3plan_test::cat(), k3plan_test::slurp(path), path, o);
+  CHECK(c.settings.max_total_tokens == 131072);
+  CHECK(c.layout.dp_attention);
+  CHECK(c.predicted_kv_tokens == 131072);
+  CHECK(c.logged_kv_tokens == 131072);
+  // the cap, not the memory: without it the same ranks profile more tokens
+  std::string text = k3plan_test::slurp(path);
+  for (std::size_t p; (p = text.find(" --max-total-tokens 131072")) != std::string::npos;) text.erase(p, 26);
+  const LogCheck u = check_start_up_log(k3plan_test::cat(), text, path, o);
+  CHECK(u.predicted_kv_tokens > 131072);
+}

@@ -102,6 +102,7 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
                 "latent_moe_replicated",
                 "shared_experts_cloned",
                 "dsa_fp8_656",
+                "mla_copies_bf16_cuda",
                 "vlm_mem_fraction_adjust",
                 "context_tp1_gib",
                 "context_tp4_gib",
@@ -171,6 +172,7 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
   v.latent_moe_replicated = r.boolean(n, "latent_moe_replicated", ctx, v.latent_moe_replicated);
   v.shared_experts_cloned = r.boolean(n, "shared_experts_cloned", ctx, v.shared_experts_cloned);
   v.dsa_fp8_656 = r.boolean(n, "dsa_fp8_656", ctx, v.dsa_fp8_656);
+  v.mla_copies_bf16_cuda = r.boolean(n, "mla_copies_bf16_cuda", ctx, v.mla_copies_bf16_cuda);
   v.vlm_mem_fraction_adjust = r.boolean(n, "vlm_mem_fraction_adjust", ctx, v.vlm_mem_fraction_adjust);
   v.context_tp1_gib = r.number(n, "context_tp1_gib", ctx, false, v.context_tp1_gib, 0, 64);
   v.context_tp4_gib = r.number(n, "context_tp4_gib", ctx, false, v.context_tp4_gib, 0, 64);

@@ -118,13 +118,13 @@ double EngineModel::stage_weights_bytes(const Model& m, const Gpu& gpu, const La
     const auto& b = m.blocks[static_cast<std::size_t>(m.layers[static_cast<std::size_t>(i)])];
     const double all = attention_params(m, b), rep = attention_replicated_params(m, b);
     add(ParamGroup::attention, rep + (all - rep) / attn_tp);
-    // w_kc / w_vc: contiguous copies of this rank's kv_b_proj next to it (fp8 stays fp8; the
-    // int8 and AWQ paths dequantize to the model dtype); the engine's rule is where it is overridden
-    if (b.kind == AttnKind::mla && mla_absorbed_copies()) {
+    // w_kc / w_vc: contiguous copies of this rank's kv_b_proj next to it, in the format the
+    // engine's rule gives them (mla_absorbed_copy_bytes)
+    if (b.kind == AttnKind::mla) {
       const std::string p = uniform.empty() ? m.precision_of(ParamGroup::attention) : uniform;
-      const double copy_bytes = p.find("fp8") != std::string::npos ? 1.0 : model_dtype_bytes(m);
+      const double copy_bytes = mla_absorbed_copy_bytes(m, gpu, p);
       const double kv_b = static_cast<double>(b.kv_lora_rank) * b.num_heads * (static_cast<double>(b.qk_nope_head_dim) + b.v_head_dim);
-      bytes += kv_b / attn_tp * copy_bytes;
+      if (copy_bytes > 0) bytes += kv_b / attn_tp * copy_bytes;
     }
     add(ParamGroup::norms, b.has_mlp && b.kind != AttnKind::none ? 2 * h : h);
     if (!b.has_mlp) continue;

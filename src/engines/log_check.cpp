@@ -11,6 +11,7 @@
 #include <k3plan/log_check.hpp>
 #include <k3plan/units.hpp>
 #include <sstream>
+#include <utility>
 
 namespace k3plan {
 
@@ -40,15 +41,17 @@ void args_from_command(EngineLog& log) {
   if (d.max_num_batched_tokens) put("max_num_batched_tokens", std::to_string(*d.max_num_batched_tokens));
   if (d.max_num_seqs) put(vllm ? "max_num_seqs" : "max_running_requests", std::to_string(*d.max_num_seqs));
   if (d.cuda_graph_max_bs) put("cuda_graph_max_bs", std::to_string(*d.cuda_graph_max_bs));
-  // flags the deployment reader does not keep but the memory depends on
-  for (const char* flag : {"--cpu-offload-gb"}) {
+  // flags the deployment reader does not keep but the memory depends on (SGLang's
+  // --max-total-tokens caps its pool; vLLM has no such flag)
+  for (const auto& [flag, key] : {std::pair<const char*, const char*>{"--cpu-offload-gb", "cpu_offload_gb"},
+                                  std::pair<const char*, const char*>{"--max-total-tokens", "max_total_tokens"}}) {
     const auto p = log.command.find(flag);
     if (p == std::string::npos) continue;
     std::istringstream in(log.command.substr(p + std::string(flag).size()));
     std::string v;
     in >> v;
     if (!v.empty() && v[0] == '=') v.erase(0, 1);
-    put("cpu_offload_gb", v);
+    put(key, v);
   }
   if (log.args_from.empty()) log.args_from = "launch command";
 }
@@ -179,6 +182,7 @@ LogCheck check_start_up_log(const Catalogue& cat, const std::string& text, const
   s.engine_version = em.version().id;
   std::int64_t& context = c.context;
   em.read_serving(log, m, l, s, context);
+  for (auto& note : em.reconcile_logged_layout(log, l)) c.assumptions.push_back(std::move(note));
   std::string kvd = log.arg("kv_cache_dtype", "auto");
   if (kvd == "None" || kvd.empty()) kvd = "auto";
   s.kv_dtype = kvd;

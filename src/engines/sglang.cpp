@@ -20,6 +20,7 @@
 #include <k3plan/engine_log.hpp>
 #include <k3plan/units.hpp>
 #include <limits>
+#include <regex>
 #include <vector>
 
 #include "engines_impl.hpp"
@@ -484,8 +485,15 @@ class Sglang final : public EngineModel {
     double cell = full_cell + (swa_layers > 0 ? swa_cell * ratio_swa : 0.0);
     if (full_cell <= 0 && swa_cell > 0) cell = swa_cell;
     const int dcp = std::max(1, l.dcp);
+    std::int64_t profiled = 0;  // before --max-total-tokens: the request-pool estimate reads it
     if (cell > 0) {
       auto tokens = static_cast<std::int64_t>(std::floor(rest / cell));
+      profiled = tokens / dcp;
+      // init_memory_pool: max_total_num_tokens = min(profiled, --max-total-tokens), then rounded
+      // down to the page size; every DP-attention rank applies it to its own pool
+      // (model_executor/model_runner.py @ v0.4.9, the same at v0.5.3; model_runner_kv_cache_mixin.py
+      // @ v0.5.9)
+      if (s.max_total_tokens > 0) tokens = std::min(tokens, s.max_total_tokens);
       if (d.block_size > 1) tokens = tokens / d.block_size * d.block_size;
       b.kv_tokens = tokens;
       b.kv_pool_bytes = static_cast<double>(tokens) * cell;
@@ -504,9 +512,10 @@ class Sglang final : public EngineModel {
     // request-pool estimate clamp(tokens / context_len x 512, 2048, 4096); never above tokens / 2;
     // with linear layers never above the state slots / slots per request
     const std::int64_t phys = b.reported_kv_tokens;
-    const std::int64_t estimate = std::clamp<std::int64_t>(
-        static_cast<std::int64_t>(static_cast<double>(phys) / static_cast<double>(std::max<std::int64_t>(1, in.model->max_context)) * 512),
-        2048, 4096);
+    const std::int64_t estimate =
+        std::clamp<std::int64_t>(static_cast<std::int64_t>(static_cast<double>(std::max(profiled, phys)) /
+                                                           static_cast<double>(std::max<std::int64_t>(1, in.model->max_context)) * 512),
+                                 2048, 4096);
     b.running_cap = max_running > 0 ? std::min<std::int64_t>(max_running / dp, phys / 2) : std::min(estimate, phys / 2);
     b.sequence_capacity = in.context > 0 && cell > 0 ? static_cast<double>(b.kv_tokens) / static_cast<double>(in.context) : 1e9;
     if (b.state_slots >= 0) {
@@ -570,7 +579,37 @@ class Sglang final : public EngineModel {
     const bool spec_on = log.has("speculative_algorithm") && log.arg("speculative_algorithm") != "None";
     s.speculative_draft_tokens = spec_on ? static_cast<int>(log.int_arg("speculative_num_draft_tokens", 0, 0, 1024)) : 0;
     s.cpu_offload_bytes = log.num_arg("cpu_offload_gb", 0, 0, 1e6) * kGiB;
+    s.max_total_tokens = log.int_arg("max_total_tokens", 0, 1, std::int64_t{1} << 40);
     context = log.context_len ? *log.context_len : log.int_arg("context_length", 0, 1, std::int64_t{1} << 34);
+  }
+  // The scheduler names its process in every line: " DP{dp_rank}" when it has a DP rank, then
+  // " TP{tp_rank}" when tp_size > 1 (managers/scheduler.py run_scheduler_process @ v0.4.6.post2,
+  // 9858113c3, the same at v0.4.9 and v0.5.18). dp_rank is None only when dp_size == 1
+  // (entrypoints/engine.py _launch_subprocesses starts the TP schedulers itself; the data-parallel
+  // controller passes a DP rank to every scheduler, DP attention or not), and --enable-dp-attention
+  // asserts dp_size > 1. So lines that carry " TP<n>" and never " DP<n>" were printed by a run with
+  // dp_size 1: a pasted launch command that says otherwise is not the run that printed them. Only
+  // for arguments from a launch command: a ServerArgs line is the run itself.
+  std::vector<std::string> reconcile_logged_layout(const EngineLog& log, Layout& l) const override {
+    if (log.args_from != "launch command" || l.dp <= 1) return {};
+    static const std::regex prefix(R"(^\[[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:.]+((?: [A-Z_]+[0-9]+)+)\])");
+    bool tp = false, dp = false;
+    for (const auto& line : log.lines) {
+      std::smatch mt;
+      if (!std::regex_search(line, mt, prefix)) continue;
+      const std::string ranks = mt[1];
+      tp = tp || ranks.find(" TP") != std::string::npos;
+      dp = dp || ranks.find(" DP") != std::string::npos;
+    }
+    if (!tp || dp) return {};
+    std::vector<std::string> notes = {
+        fmt::format("the log's lines name their ranks \"TP<n>\" with no \"DP<n>\", which SGLang prints only with dp_size 1 "
+                    "(scheduler.py run_scheduler_process): compared as TP {} without data parallelism, not the launch command's "
+                    "--dp-size {}{}",
+                    l.tp, l.dp, l.dp_attention ? " --enable-dp-attention" : "")};
+    l.dp = 1;
+    l.dp_attention = false;
+    return notes;
   }
   std::optional<std::pair<std::int64_t, std::string>> logged_kv_tokens(const EngineLog& log, int) const override {
     if (log.max_total_num_tokens) return std::make_pair(*log.max_total_num_tokens, std::string("max_total_num_tokens"));
@@ -635,11 +674,20 @@ class Sglang final : public EngineModel {
   bool rope_cache_fp32(const Gpu& gpu) const override { return !on_rocm(gpu); }
   // MLA: DeepseekV2ForCausalLM.post_load_weights sets self_attn.w_kc =
   // w_kc.transpose(1, 2).contiguous().transpose(1, 2) and w_vc = w_vc.contiguous() from kv_b_proj's
-  // weight (requantized to per-tensor fp8 on the block-fp8 path without DeepGEMM, dequantized to
-  // bf16 for int8 / AWQ) while kv_b_proj stays for the MHA prefill path: one more copy of
-  // kv_b_proj per MLA layer (models/deepseek_v2.py @ v0.4.6.post2, 9858113c3; the same lines from
-  // v0.4.0 to v0.5.9)
-  bool mla_absorbed_copies() const override { return true; }
+  // weight while kv_b_proj stays for the MHA prefill path: one more copy of kv_b_proj per MLA layer
+  // (models/deepseek_v2.py @ v0.4.6.post2, 9858113c3; the same lines from v0.4.0 to v0.5.9, then
+  // models/deepseek_common/deepseek_weight_loader.py to v0.5.18). Its format:
+  //  - fp8 with 128x128 blocks on CUDA: up to v0.4.6.post2 fp8 (DeepGEMM's block-scaled bmm, else
+  //    block_quant_to_tensor_quant); from 5e02330137 (PR #5662, 2025-05-08, in v0.4.6.post3)
+  //    block_quant_dequant to bf16 unless SGL_USE_DEEPGEMM_BMM is set (off by default), the same at
+  //    v0.5.3 (a4b424c63) and v0.5.18. k3plan does not keep the block shape: every fp8-block
+  //    checkpoint it reads (DeepSeek, Kimi K2, GLM) uses [128, 128].
+  //  - fp8 on ROCm (not _is_cuda) and per-channel fp8: requantized per tensor, fp8.
+  //  - int8 and AWQ: dequantized to bf16; unquantized: the model dtype.
+  double mla_absorbed_copy_bytes(const Model& m, const Gpu& gpu, const std::string& p) const override {
+    if (p.find("fp8") == std::string::npos) return model_dtype_bytes(m);
+    return fp8_block(p) && !on_rocm(gpu) && version().mla_copies_bf16_cuda ? 2.0 : 1.0;
+  }
   // DeepSeek's model file builds the input embedding with enable_tp=not enable_dp_attention (whole
   // on every rank; models/deepseek_v2.py DeepseekV2Model @ v0.4.6.post2, 9858113c3, the same from
   // v0.4.0 to v0.5.7) and from v0.5.8 with use_attn_tp_group (split over the attention-TP group of

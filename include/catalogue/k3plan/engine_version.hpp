@@ -72,6 +72,7 @@ struct EngineVersion {
   bool latent_moe_replicated = true;       // LatentMoE up/down projections are ReplicatedLinear (bf16)
   bool shared_experts_cloned = false;      // 0.4.6-0.4.6.post5: DeepSeek V3's shared expert cloned tp_size times into the MoE
   bool dsa_fp8_656 = true;                 // 0.5.9+: fp8 DSA cell is 656 B/layer on CUDA (576 before, and on HIP)
+  bool mla_copies_bf16_cuda = true;        // 0.4.6.post3+: w_kc / w_vc of a block-fp8 kv_b_proj dequantized to bf16 on CUDA
   bool vlm_mem_fraction_adjust = true;     // adjust_mem_fraction_for_vlm
   // memory used before the weights load (CUDA context, NCCL, custom all-reduce), GiB, by TP size
   double context_tp1_gib = 1.0;

@@ -123,6 +123,9 @@ class EngineModel {
   // The KV token count the log printed and the line it came from.
   virtual std::optional<std::pair<std::int64_t, std::string>> logged_kv_tokens(const EngineLog& log, int block_size) const = 0;
   virtual std::vector<LogTerm> log_terms(const EngineLog& log, const RankBudget& b, double memory_fraction) const = 0;
+  // The layout read from a pasted launch command set right by what the engine's own lines show
+  // (SGLang's rank prefixes); returns what it changed and why, for the comparison's assumptions.
+  virtual std::vector<std::string> reconcile_logged_layout(const EngineLog&, Layout&) const { return {}; }
 
   // --- command line (the parallel part; the full builder is in render/)
   virtual std::vector<std::string> parallel_args(const Model& m, const Layout& l) const = 0;
@@ -146,8 +149,12 @@ class EngineModel {
   virtual bool shared_experts_whole(const Model&, const Gpu&) const { return false; }
   virtual bool rope_cache_in_weights() const { return false; }
   virtual bool rope_cache_fp32(const Gpu&) const { return false; }  // the cos/sin cache kept in float32
-  // MLA layers also hold the absorbed K/V up-projections (w_kc, w_vc) as copies of kv_b_proj
-  virtual bool mla_absorbed_copies() const { return false; }
+  // MLA layers also hold the absorbed K/V up-projections (w_kc, w_vc) as copies of kv_b_proj:
+  // bytes per element of those copies for a kv_b_proj stored in `precision` on `gpu`; 0 = none
+  virtual double mla_absorbed_copy_bytes(const Model&, const Gpu&, const std::string& precision) const {
+    (void)precision;
+    return 0;
+  }
   // ranks the input embedding is split over (vocab-parallel over the TP group unless the engine says)
   virtual int embedding_split(const Model&, const Layout& l) const { return l.tp; }
   virtual bool vision_sharded() const { return false; }
