@@ -209,9 +209,10 @@ TEST_CASE("perf-validate: leave-one-family-out beside in-sample for every family
   // 10.3% / 6.6% (27.2% / 45.2% when CDNA4 borrowed CDNA3's fitted entry)
   CHECK(fam["amd-cdna4/sglang"]["unseen_tput_median_ape_pct"].get<double>() < 11.5);
   CHECK(fam["amd-cdna4/sglang"]["unseen_tpot_median_ape_pct"].get<double>() < 7.5);
-  // 19.3% / 22.2% (28.9% / 46.4% before)
-  CHECK(fam["amd-cdna4/atom"]["unseen_tput_median_ape_pct"].get<double>() < 20.5);
-  CHECK(fam["amd-cdna4/atom"]["unseen_tpot_median_ape_pct"].get<double>() < 23.5);
+  // 21.1% / 20.7% (28.9% / 46.4% from CDNA3's entry; 19.3% / 22.2% before this stop's SGLang
+  // engine-model changes, which ATOM's rows follow: allocator rounding, speculative request cap)
+  CHECK(fam["amd-cdna4/atom"]["unseen_tput_median_ape_pct"].get<double>() < 21.6);
+  CHECK(fam["amd-cdna4/atom"]["unseen_tpot_median_ape_pct"].get<double>() < 21.2);
   // CDNA3 from the others: 53.8% / 31.5% (48.0% / 28.8% from CDNA4's entry); the excluded MI325X
   // run is not among the scored rows
   CHECK(fam["amd-cdna3/sglang"]["rows"].get<int>() == 10);

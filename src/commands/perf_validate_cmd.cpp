@@ -22,6 +22,24 @@ struct Errors {
   }
 };
 std::string pct(double v) { return std::isfinite(v) ? fmt::format("{:.1f}%", v) : "-"; }
+
+// The table's short form of where a held-out family's factors came from: "N rows: GPU GPU ..."
+// (the GPU ids in parentheses of fit_other_families' "N rows of FAMILY (GPU), ... (ENGINE)"); the
+// JSON keeps the whole text. Any other text is shown as it is.
+std::string unseen_from_short(const std::string& from) {
+  const auto of = from.find(" rows of ");
+  if (of == std::string::npos) return from;
+  std::string gpus;
+  std::size_t at = of;
+  for (std::size_t open; (open = from.find('(', at)) != std::string::npos;) {
+    const std::size_t close = from.find(')', open);
+    if (close == std::string::npos) break;
+    const bool last = from.find('(', close) == std::string::npos;  // the engine's
+    if (!last) gpus += (gpus.empty() ? "" : " ") + from.substr(open + 1, close - open - 1);
+    at = close + 1;
+  }
+  return from.substr(0, of) + " rows: " + gpus;
+}
 nlohmann::json errors_json(const std::string& name, const Errors& e) {
   return {{"group", name},
           {"rows", e.tput.size()},
@@ -90,7 +108,7 @@ Report run_perf_validate(const Catalogue& cat) {
   r.data["families"] = nlohmann::json::array();
   for (const auto& [k, e] : families) {
     head.rows.push_back({k, std::to_string(e.tput.size()), pct(percentile(e.u_tput, 0.5)), pct(percentile(e.u_tpot, 0.5)),
-                         pct(percentile(e.tput, 0.5)), pct(percentile(e.tpot, 0.5)), unseen_from[k]});
+                         pct(percentile(e.tput, 0.5)), pct(percentile(e.tpot, 0.5)), unseen_from_short(unseen_from[k])});
     nlohmann::json j = errors_json(k, e);
     j["unseen_from"] = unseen_from[k];
     r.data["families"].push_back(j);
