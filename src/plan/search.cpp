@@ -72,6 +72,20 @@ std::vector<int> gpu_counts(const Gpu& g, int max_gpus) {
   return out;
 }
 
+
+// A priced candidate's cost per million tokens at the pessimistic end of its throughput band, the
+// replicas the load needs and whether the SLA holds at the pessimistic end of its latency bands:
+// one rule for aggregated and disaggregated candidates (x.p, x.gpus, x.usd_per_hour and x.risk_*
+// set before).
+void price_and_judge(PlanCandidate& x, const PlanOptions& o, int c, double ttft_target, double tpot_target) {
+  const double tok_s = x.p.tput_total_per_gpu * x.gpus * x.risk_tput;
+  x.usd_per_m = x.usd_per_hour * 1e6 / (3600 * tok_s);
+  if (o.users)
+    x.replicas = std::ceil(*o.users / c);
+  else if (o.requests_per_s)
+    x.replicas = std::ceil(*o.requests_per_s / (c / x.p.e2e_s));
+  x.sla_ok = x.p.ttft_s * 1000 * x.risk_ttft <= ttft_target && x.p.tpot_ms * x.risk_tpot <= tpot_target;
+}
 }  // namespace
 
 PlanTargets plan_targets(const PlanOptions& o) {
@@ -251,13 +265,7 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
               x.risk_tput = risk_tput;
               x.risk_tpot = risk_tpot;
               x.risk_ttft = risk_ttft;
-              const double tok_s = x.p.tput_total_per_gpu * f.gpus * risk_tput;
-              x.usd_per_m = x.usd_per_hour * 1e6 / (3600 * tok_s);
-              if (o.users)
-                x.replicas = std::ceil(*o.users / c);
-              else if (o.requests_per_s)
-                x.replicas = std::ceil(*o.requests_per_s / (c / x.p.e2e_s));
-              x.sla_ok = x.p.ttft_s * 1000 * risk_ttft <= ttft_target && x.p.tpot_ms * risk_tpot <= tpot_target;
+              price_and_judge(x, o, c, ttft_target, tpot_target);
               cands.push_back(std::move(x));
               return cands.back().sla_ok;
             };
@@ -368,13 +376,7 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
                 x.decode_side.workers = nd;
                 x.kv_transfer_ms = dr.kv_transfer_ms;
                 x.disagg_limit = dr.limit;
-                const double tok_s = x.p.tput_total_per_gpu * total * risk_tput;
-                x.usd_per_m = x.usd_per_hour * 1e6 / (3600 * tok_s);
-                if (o.users)
-                  x.replicas = std::ceil(*o.users / c);
-                else if (o.requests_per_s)
-                  x.replicas = std::ceil(*o.requests_per_s / (c / x.p.e2e_s));
-                x.sla_ok = x.p.ttft_s * 1000 * risk_ttft <= ttft_target && x.p.tpot_ms * risk_tpot <= tpot_target;
+                price_and_judge(x, o, c, ttft_target, tpot_target);
                 cands.push_back(std::move(x));
                 return cands.back().sla_ok;
               };
