@@ -332,7 +332,10 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
         const auto tp0 = std::chrono::steady_clock::now();
         for (const Side& ps : pre)
           for (const Side& dsd : dec)
-            for (const auto& [np, nd] : kRatios) {
+            for (const auto& ratio : kRatios) {
+              // named copies, not a structured binding: the lambdas below capture them (clang 14,
+              // the fuzz build's compiler, refuses to capture structured bindings)
+              const int np = ratio.first, nd = ratio.second;
               const int total = np * ps.gpus + nd * dsd.gpus;
               if (total > o.max_gpus) continue;
               DisaggConfig dc;
