@@ -166,4 +166,29 @@ inline std::string expect_usage_error(const std::vector<std::string>& args, cons
   return r.err;
 }
 
+// The arguments a stub engine printed, each NUL-terminated (write_engine_stubs): NULs keep
+// arguments with newlines or spaces whole.
+inline std::vector<std::string> split_nul(const std::string& out) {
+  std::vector<std::string> args;
+  std::string cur;
+  for (char c : out) {
+    if (c == '\0') {
+      args.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  return args;
+}
+
+// Stub engines in `dir` (python3 and vllm, what generated launch scripts exec): each prints its
+// arguments NUL-terminated on stdout, so a test runs the real script and reads back the argv.
+inline void write_engine_stubs(const fs::path& dir) {
+  for (const char* prog : {"python3", "vllm"}) {
+    std::ofstream(dir / prog) << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n";
+    fs::permissions(dir / prog, fs::perms::owner_all);
+  }
+}
+
 }  // namespace k3plan_test

@@ -15,6 +15,7 @@ using namespace k3plan;
 using k3plan_test::expect_usage_error;
 using k3plan_test::run;
 using k3plan_test::run_shell;
+using k3plan_test::split_nul;
 using k3plan_test::TempDir;
 namespace fs = std::filesystem;
 
@@ -53,24 +54,7 @@ const nlohmann::json& command(const nlohmann::json& j, const std::string& role, 
 // Writes `script` and stub engines (each argument NUL-terminated on stdout) into `dir`.
 void stage(const fs::path& dir, const std::string& script) {
   std::ofstream(dir / "run.sh") << script;
-  for (const char* prog : {"python3", "vllm"}) {
-    std::ofstream(dir / prog) << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n";
-    fs::permissions(dir / prog, fs::perms::owner_all);
-  }
-}
-
-std::vector<std::string> split_nul(const std::string& out) {
-  std::vector<std::string> args;
-  std::string cur;
-  for (char c : out) {
-    if (c == '\0') {
-      args.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  return args;
+  k3plan_test::write_engine_stubs(dir);
 }
 
 }  // namespace

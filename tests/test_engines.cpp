@@ -116,6 +116,22 @@ TEST_CASE("SGLang speculative decoding: the verify states share the state budget
   CHECK(r.err.find("--speculative-num-draft-tokens is an SGLang flag") != std::string::npos);
 }
 
+TEST_CASE("SGLang speculative verify states by release: per slot before 0.5.8 and a reserve for the request cap from 0.5.8", "[engines][sglang]") {
+  // handle_max_mamba_cache: v0.5.4-0.5.7 every slot holds its D verify states (K x (1 + D) x per_req);
+  // v0.5.8-0.5.12 per_req x max_running_requests x D comes off first and the slots take the ratio
+  // share of the rest (docs/engine-sources/sglang.md section 3.3)
+  auto at = [](const std::string& v) {
+    return fit_json({"-m", "kimi-k3", "-g", "b300", "-n", "8", "--tp", "8", "--ep", "8", "-c", "128k", "--engine-version", v,
+                     "--speculative-num-draft-tokens", "8"})
+        .at("per_gpu");
+  };
+  const json a = at("0.5.7"), b = at("0.5.8");
+  const double per_req = a.at("state_bytes_per_sequence").get<double>();
+  CHECK(a.at("state_pool_bytes").get<double>() == Approx(a.at("state_slots").get<double>() * 9 * per_req));
+  CHECK(b.at("max_running_requests").get<int>() <= 48);
+  CHECK(b.at("state_pool_bytes").get<double>() == Approx((b.at("state_slots").get<double>() + 48 * 8) * per_req));
+}
+
 TEST_CASE("SGLang's state pool is the mamba_full_memory_ratio share of the memory left after weights", "[engines][sglang]") {
   // ratio r: state : KV = r : 1 of `rest`; doubling the ratio moves memory from KV to state
   const std::vector<std::string> base = {"-m", "kimi-k3", "-g", "b300", "-n", "8", "--tp", "8", "--ep", "8", "-c", "128k"};

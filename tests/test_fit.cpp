@@ -154,7 +154,13 @@ TEST_CASE("an engine release maps to the window that covers it, and an unknown o
   CHECK(engine_model(Engine::vllm, "v0.9.0").version().id == "0.9.0");
   CHECK(engine_model(Engine::vllm, "0.8.5").version().id == "0.8");
   CHECK(engine_model(Engine::vllm, "v0.9.2").version().id == "0.9.1");
-  CHECK(engine_model(Engine::sglang, "0.5.8.post1").version().id == "0.5.3");
+  CHECK(engine_model(Engine::sglang, "0.5.8.post1").version().id == "0.5.8");
+  CHECK(engine_model(Engine::sglang, "0.5.7").version().id == "0.5.3");
+  // the speculative verify states move to a reserve at v0.5.8 and into the joint solve at v0.5.13
+  CHECK(engine_model(Engine::sglang, "0.5.7").version().spec_verify_states == "per_slot");
+  CHECK(engine_model(Engine::sglang, "0.5.8").version().spec_verify_states == "reserve_first");
+  CHECK(engine_model(Engine::sglang, "0.5.12").version().spec_verify_states == "reserve_first");
+  CHECK(engine_model(Engine::sglang, "0.5.13").version().spec_verify_states == "joint");
   // SGLang's reserved-by-GPU-class default landed between the 0.4.7 and 0.4.7.post1 bumps
   CHECK(engine_model(Engine::sglang, "0.4.7").version().id == "0.4.7");
   CHECK(engine_model(Engine::sglang, "0.4.7.post1").version().id == "0.4.8");

@@ -101,25 +101,12 @@ TEST_CASE("a hostile model path comes out inert in the shell script and reaches 
   const fs::path& dir = tmp.path();
   {
     std::ofstream(dir / "run.sh") << r.raw_text;
-    // stubs for the engines: print each argument on its own line, NUL-separated to keep newlines
-    std::ofstream(dir / "python3") << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n";
-    std::ofstream(dir / "vllm") << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n";
   }
-  fs::permissions(dir / "python3", fs::perms::owner_all);
-  fs::permissions(dir / "vllm", fs::perms::owner_all);
+  k3plan_test::write_engine_stubs(dir);
   std::remove("/tmp/k3plan-pwned");
   CHECK(run_shell("bash -n " + (dir / "run.sh").string() + " 2>&1; echo rc=$?") == "rc=0\n");
   const std::string out = run_shell("PATH=" + dir.string() + ":$PATH bash " + (dir / "run.sh").string() + " 1");
-  std::vector<std::string> args;
-  std::string cur;
-  for (char c : out) {
-    if (c == '\0') {
-      args.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
+  const std::vector<std::string> args = k3plan_test::split_nul(out);
   auto it = std::find(args.begin(), args.end(), "--model-path");
   REQUIRE(it != args.end());
   CHECK(*(it + 1) == hostile);
@@ -197,27 +184,15 @@ TEST_CASE("without --head-address only the head-address flags expand HEAD_ADDR, 
     const fs::path& dir = tmp.path();
     {
       std::ofstream(dir / "run.sh") << r.raw_text;
-      std::ofstream(dir / "python3") << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n";
-      std::ofstream(dir / "vllm") << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n";
     }
-    fs::permissions(dir / "python3", fs::perms::owner_all);
-    fs::permissions(dir / "vllm", fs::perms::owner_all);
+    k3plan_test::write_engine_stubs(dir);
     std::remove("/tmp/k3plan-pwned-head");
     CHECK(run_shell("bash -n " + (dir / "run.sh").string() + " 2>&1; echo rc=$?") == "rc=0\n");
     // unset: the script refuses before running anything
     CHECK(run_shell("env -u HEAD_ADDR PATH=" + dir.string() + ":$PATH bash " + (dir / "run.sh").string() + " 1 2>&1; echo rc=$?")
               .find("rc=2") != std::string::npos);
     const std::string out = run_shell("HEAD_ADDR=10.9.8.7 PATH=" + dir.string() + ":$PATH bash " + (dir / "run.sh").string() + " 1");
-    std::vector<std::string> args;
-    std::string cur;
-    for (char c : out) {
-      if (c == '\0') {
-        args.push_back(cur);
-        cur.clear();
-      } else {
-        cur += c;
-      }
-    }
+    const std::vector<std::string> args = k3plan_test::split_nul(out);
     INFO(to_string(e) << ": " << r.raw_text.substr(0, 3000));
     CHECK(std::find(args.begin(), args.end(), hostile) != args.end());  // the path, unexpanded
     const bool head_seen = std::find(args.begin(), args.end(), "10.9.8.7:20000") != args.end() ||

@@ -25,29 +25,9 @@ namespace {
 using k3plan_test::cat;
 using k3plan_test::k3;
 using k3plan_test::run_shell;
+using k3plan_test::split_nul;
+using k3plan_test::write_engine_stubs;
 
-
-std::vector<std::string> split_nul(const std::string& out) {
-  std::vector<std::string> args;
-  std::string cur;
-  for (char c : out) {
-    if (c == '\0') {
-      args.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  return args;
-}
-
-// Stub engines that print each argument NUL-terminated.
-void write_stubs(const fs::path& dir) {
-  for (const char* name : {"python3", "vllm"}) {
-    std::ofstream(dir / name) << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n";
-    fs::permissions(dir / name, fs::perms::owner_all);
-  }
-}
 
 // The kubelet's expansion of a command element: "$$" -> "$", $(VAR) from `env`.
 std::string kubelet(const std::string& s, const std::map<std::string, std::string>& env) {
@@ -188,7 +168,7 @@ TEST_CASE("LeaderWorkerSet vLLM data parallel over 4 pods: each worker's start r
   CHECK(worker[1] == "-c");
   // run the worker command as the kubelet and the shell would, with stub engines, for every index
   k3plan_test::TempDir dir;
-  write_stubs(dir.path());
+  write_engine_stubs(dir.path());
   for (int i = 1; i < 4; ++i) {
     const std::map<std::string, std::string> env{
         {"LWS_WORKER_INDEX", std::to_string(i)}, {"LWS_GROUP_SIZE", "4"}, {"LWS_LEADER_ADDRESS", "10.1.2.3"}};
@@ -284,7 +264,7 @@ TEST_CASE("hostile strings in every field, every emitter and both engines come o
                                          "\\\"\\n",
                                          "---\nkind: Pod"};
   k3plan_test::TempDir dir;
-  write_stubs(dir.path());
+  write_engine_stubs(dir.path());
   const fs::path pwn = dir.path() / "PWN";
   int scripts = 0, manifests = 0, values = 0;
   for (Engine e : {Engine::sglang, Engine::vllm}) {
@@ -396,7 +376,7 @@ TEST_CASE("a hostile model id (from a model YAML) stays out of the script's code
   REQUIRE(base.rfind("id: llama-3.1-8b\n", 0) == 0);
   const std::string id = "evil\"\n- kind: Pod $(touch PWN) \xc2\x85`id`\xe2\x80\xa8;x";
   k3plan_test::TempDir dir;
-  write_stubs(dir.path());
+  write_engine_stubs(dir.path());
   const std::string model = dir.write("evil.yaml", "id: " + nlohmann::json(id).dump() + "\n" + base.substr(base.find('\n') + 1));
   for (Engine e : {Engine::sglang, Engine::vllm}) {
     INFO(to_string(e));

@@ -99,6 +99,7 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
                 "mamba_padding_slot",
                 "mamba_slots_per_request",
                 "mamba_extra_buffer",
+                "spec_verify_states",
                 "latent_moe_replicated",
                 "shared_experts_cloned",
                 "dsa_fp8_656",
@@ -169,6 +170,9 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
   v.mamba_padding_slot = r.boolean(n, "mamba_padding_slot", ctx, v.mamba_padding_slot);
   v.mamba_slots_per_request = static_cast<int>(r.integer(n, "mamba_slots_per_request", ctx, false, v.mamba_slots_per_request, 1, 64));
   v.mamba_extra_buffer = r.boolean(n, "mamba_extra_buffer", ctx, v.mamba_extra_buffer);
+  v.spec_verify_states = r.str(n, "spec_verify_states", ctx, false, v.spec_verify_states);
+  if (v.spec_verify_states != "per_slot" && v.spec_verify_states != "reserve_first" && v.spec_verify_states != "joint")
+    r.fail(n["spec_verify_states"], ctx + ".spec_verify_states", "expected per_slot, reserve_first or joint");
   v.latent_moe_replicated = r.boolean(n, "latent_moe_replicated", ctx, v.latent_moe_replicated);
   v.shared_experts_cloned = r.boolean(n, "shared_experts_cloned", ctx, v.shared_experts_cloned);
   v.dsa_fp8_656 = r.boolean(n, "dsa_fp8_656", ctx, v.dsa_fp8_656);

@@ -80,24 +80,24 @@ inline std::string plan_why(const PlanResult& res, const PlanResult::RunnerUp& x
   const PlanCandidate* win = res.win();
   std::string why;
   switch (x.kind) {
-    case PlanResult::RunnerUp::winner:
+    case PlanResult::RunnerUp::Kind::winner:
       why = "winner";
       break;
-    case PlanResult::RunnerUp::ties:
+    case PlanResult::RunnerUp::Kind::ties:
       why = fmt::format(
           "ties the winner on cost per token ({} tok/s/GPU at {:.2f} USD/GPU-h); ties go to more interactivity, fewer GPUs, then more "
           "compute",
           fmt_num(c->p.tput_total_per_gpu), c->usd_per_hour / c->gpus);
       break;
-    case PlanResult::RunnerUp::costlier:
+    case PlanResult::RunnerUp::Kind::costlier:
       why = fmt::format("{:.0f}% more per million tokens ({} tok/s/GPU at {:.2f} USD/GPU-h vs {} at {:.2f})",
                         (c->usd_per_m / win->usd_per_m - 1) * 100, fmt_num(c->p.tput_total_per_gpu), c->usd_per_hour / c->gpus,
                         fmt_num(win->p.tput_total_per_gpu), win->usd_per_hour / win->gpus);
       break;
-    case PlanResult::RunnerUp::misses:
+    case PlanResult::RunnerUp::Kind::misses:
       why = "misses the SLA at every concurrency: " + plan_miss(res, *c);
       break;
-    case PlanResult::RunnerUp::no_fit: {
+    case PlanResult::RunnerUp::Kind::no_fit: {
       const auto it = res.no_fit.find(g.id);
       why = "does not fit: " + (it == res.no_fit.end() ? std::string("no layout")
                                 : it->second.gpus == 0

@@ -353,20 +353,10 @@ class Sglang final : public EngineModel {
   //                               @ abddb1c7e9; the padding slot counted from 0.5.17)
   enum class SpecStateRule { per_slot, reserve_first, joint };
   SpecStateRule spec_state_rule() const {
-    const std::string& f = version().first;
-    int parts[3] = {0, 0, 0};
-    std::size_t i = 0, n = 0;
-    while (i < f.size() && n < 3) {
-      if (f[i] < '0' || f[i] > '9') break;
-      int x = 0;
-      while (i < f.size() && f[i] >= '0' && f[i] <= '9') x = x * 10 + (f[i++] - '0');
-      parts[n++] = x;
-      if (i < f.size() && f[i] == '.') ++i;
-    }
-    const long key = parts[0] * 10000L + parts[1] * 100L + parts[2];
-    if (key >= 513) return SpecStateRule::joint;
-    if (key >= 508) return SpecStateRule::reserve_first;
-    return SpecStateRule::per_slot;
+    const std::string& r = version().spec_verify_states;  // data/engines/sglang.yaml, one per window
+    if (r == "per_slot") return SpecStateRule::per_slot;
+    if (r == "reserve_first") return SpecStateRule::reserve_first;
+    return SpecStateRule::joint;
   }
 
   void fill_stage(const StageInput& in, const EngineDefaults& d, RankBudget& b) const override {

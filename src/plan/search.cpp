@@ -86,6 +86,22 @@ void price_and_judge(PlanCandidate& x, const PlanOptions& o, int c, double ttft_
     x.replicas = std::ceil(*o.requests_per_s / (c / x.p.e2e_s));
   x.sla_ok = x.p.ttft_s * 1000 * x.risk_ttft <= ttft_target && x.p.tpot_ms * x.risk_tpot <= tpot_target;
 }
+
+// The largest concurrency that still meets the SLA between the last one that passed (`last_ok`) and
+// the first that failed after it (`fail_after`), to within 1/32 of it: a bisection over `eval`,
+// which prices, judges and keeps the candidate it evaluates. One rule for the aggregated and the
+// disaggregated sweep (both step in powers before it).
+template <class Eval>
+void largest_meeting_sla(int last_ok, int fail_after, Eval&& eval) {
+  int lo = last_ok, hi = fail_after;
+  while (lo > 0 && hi > lo + std::max(1, lo / 32)) {
+    const int mid = lo + (hi - lo) / 2;
+    if (eval(mid))
+      lo = mid;
+    else
+      hi = mid;
+  }
+}
 }  // namespace
 
 PlanTargets plan_targets(const PlanOptions& o) {
@@ -277,15 +293,7 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
               else if (last_ok > 0 && fail_after == 0)
                 fail_after = c;
             }
-            // the largest concurrency that still meets the SLA, between two powers of two
-            int lo = last_ok, hi = fail_after;
-            while (lo > 0 && hi > lo + std::max(1, lo / 32)) {
-              const int mid = lo + (hi - lo) / 2;
-              if (eval(mid))
-                lo = mid;
-              else
-                hi = mid;
-            }
+            largest_meeting_sla(last_ok, fail_after, eval);
             perf_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - tp0).count();
           }
         }
@@ -396,14 +404,7 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
                   fail_after = static_cast<int>(c);
                 if (c >= pool || cands.back().p.queued) break;
               }
-              int lo = last_ok, hi = fail_after;
-              while (lo > 0 && hi > lo + std::max(1, lo / 32)) {
-                const int mid = lo + (hi - lo) / 2;
-                if (eval(mid))
-                  lo = mid;
-                else
-                  hi = mid;
-              }
+              largest_meeting_sla(last_ok, fail_after, eval);
             }
         perf_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - tp0).count();
       }
@@ -487,15 +488,15 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
     ru.gpu_index = static_cast<int>(gi);
     ru.cand = b.ok >= 0 ? b.ok : b.closest;
     if (b.ok >= 0 && b.ok == res.winner)
-      ru.kind = PlanResult::RunnerUp::winner;
+      ru.kind = PlanResult::RunnerUp::Kind::winner;
     else if (b.ok >= 0 && win && std::abs(at(b.ok).usd_per_m / win->usd_per_m - 1) < 5e-4)
-      ru.kind = PlanResult::RunnerUp::ties;
+      ru.kind = PlanResult::RunnerUp::Kind::ties;
     else if (b.ok >= 0 && win)
-      ru.kind = PlanResult::RunnerUp::costlier;
+      ru.kind = PlanResult::RunnerUp::Kind::costlier;
     else if (b.closest >= 0)
-      ru.kind = PlanResult::RunnerUp::misses;
+      ru.kind = PlanResult::RunnerUp::Kind::misses;
     else
-      ru.kind = PlanResult::RunnerUp::no_fit;
+      ru.kind = PlanResult::RunnerUp::Kind::no_fit;
     res.runners_up.push_back(ru);
   }
   if (win) {

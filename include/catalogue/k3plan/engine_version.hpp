@@ -69,6 +69,9 @@ struct EngineVersion {
   bool mamba_padding_slot = true;          // 0.5.17+: K = (budget - per_req) // per_req, K + 1 slots allocated
   int mamba_slots_per_request = 3;         // radix cache on: state slots one running request holds (base)
   bool mamba_extra_buffer = true;          // 0.5.8+: auto strategy = extra_buffer (+2 slots with the overlap scheduler)
+  // how handle_max_mamba_cache charges speculative decoding's target-verify states: per_slot
+  // (0.5.4-0.5.7) | reserve_first (0.5.8-0.5.12) | joint (0.5.13+); src/engines/sglang.cpp
+  std::string spec_verify_states = "joint";
   bool latent_moe_replicated = true;       // LatentMoE up/down projections are ReplicatedLinear (bf16)
   bool shared_experts_cloned = false;      // 0.4.6-0.4.6.post5: DeepSeek V3's shared expert cloned tp_size times into the MoE
   bool dsa_fp8_656 = true;                 // 0.5.9+: fp8 DSA cell is 656 B/layer on CUDA (576 before, and on HIP)

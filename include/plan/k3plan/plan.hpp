@@ -214,7 +214,7 @@ struct PlanResult {
   struct RunnerUp {
     int gpu_index = 0;
     int cand = -1;  // its cheapest candidate meeting the SLA, else the closest miss, else -1 (nothing fits)
-    enum Kind { winner, ties, costlier, misses, no_fit } kind = no_fit;
+    enum class Kind { winner, ties, costlier, misses, no_fit } kind = Kind::no_fit;
   };
   std::vector<RunnerUp> runners_up;
   std::vector<int> next_cheapest;  // other candidates meeting the SLA, cheapest first (at most `top`)
