@@ -289,6 +289,11 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
          "reserved for KV Cache is", "model weights take"},
     };
     if (t.find("Memory profiling takes") != std::string::npos) vllm = true;
+    // Only the V0 worker prints the "PyTorch activation peak memory takes" summary
+    // (vllm/worker/worker.py determine_num_available_blocks @ v0.8.3 296c6572d; the V1 gpu_worker.py
+    // prints "Available KV cache memory"), so an excerpt without the engine-config line is still
+    // read as a V0 start-up
+    if (t.find("PyTorch activation peak memory takes") != std::string::npos) log.v0_engine = true;
     for (const ProfileLine& pl : kProfileLines) {
       if (t.find(pl.marker) == std::string::npos) continue;
       auto figure = [&](const char* key) { return key ? gib_after(t, key) : std::nullopt; };
