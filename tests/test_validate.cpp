@@ -196,3 +196,34 @@ TEST_CASE("SGLang's --max-total-tokens caps every DP-attention rank's pool", "[v
   const LogCheck u = check_start_up_log(k3plan_test::cat(), text, path, o);
   CHECK(u.predicted_kv_tokens > 131072);
 }
+
+TEST_CASE("a pasted vLLM V0 excerpt without logger prefixes is read as a V0 start-up with its blocks and weights", "[validate]") {
+  // the lines as vllm#10517's comment pastes them (v0.6.4 worker.py / model_runner.py / gpu_executor.py
+  // messages without the "INFO ... file.py:N]" prefix); the header lines before them stay comments
+  const std::string text =
+      "# a comment, as in the corpus header\n"
+      "Loading model weights took 14.9888 GB\n"
+      "Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB peak_torch_memory=17.98GiB "
+      "memory_usage_post_profile=15.35GiB non_torch_memory=0.35GiB kv_cache_size=2.89GiB gpu_memory_utilization=0.90\n"
+      "# GPU blocks: 1478, # CPU blocks: 2048\n";
+  const EngineLog log = parse_engine_log(text, "pasted.log");
+  CHECK(log.v0_engine);
+  REQUIRE(log.gpu_blocks);
+  CHECK(*log.gpu_blocks == 1478);
+  REQUIRE(log.weights_bytes);
+  CHECK(*log.weights_bytes / 1073741824.0 == Approx(14.9888));
+  REQUIRE(log.total_bytes);
+  CHECK(*log.total_bytes / 1073741824.0 == Approx(23.58));
+  // a V0 0.8 summary without the engine-config line is V0 too (vllm/worker/worker.py prints it, V1 does not)
+  const EngineLog v08 = parse_engine_log(
+      "INFO 04-09 14:25:03 [worker.py:267] model weights take 0.24GiB; non_torch_memory takes 0.04GiB; PyTorch activation peak "
+      "memory takes 0.47GiB; the rest of the memory reserved for KV Cache is 19.00GiB.\n"
+      "INFO 04-09 14:25:03 [executor_base.py:112] # cuda blocks: 34595, # CPU blocks: 7281\n",
+      "v08.log");
+  CHECK(v08.v0_engine);
+  REQUIRE(v08.gpu_blocks);
+  CHECK(*v08.gpu_blocks == 34595);
+  // a V1 log is not
+  const std::string v1 = std::string(K3PLAN_TEST_DATA) + "/logs/vllm/gemma2-27b-it-h100-tp1-v0190.log";
+  CHECK_FALSE(parse_engine_log(k3plan_test::slurp(v1), v1).v0_engine);
+}

@@ -223,7 +223,9 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const std::string t = trim(line);
-    if (t.empty() || t[0] == '#') continue;
+    // '#' lines are comments (a corpus header, a shell prompt), except V0's own "# GPU blocks: N" /
+    // "# cuda blocks: N" line when a paste has lost the logger prefix in front of it
+    if (t.empty() || (t[0] == '#' && t.rfind("# GPU blocks", 0) != 0 && t.rfind("# cuda blocks", 0) != 0)) continue;
     log.lines.push_back(t);
     // a launch command (the args line is missing in many pasted logs)
     if (in_command) {
@@ -272,6 +274,12 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
       vllm = true;
     }
     // --- vLLM memory lines
+    // "Loading model weights took X GB" up to 0.6 (vllm/worker/model_runner.py load_model @ v0.6.4.post1:
+    // the figure is model_memory_usage / 2**30, GiB despite the unit), "Model loading took" after
+    if (t.find("Loading model weights took") != std::string::npos) {
+      set_once(log.weights_bytes, gib_after(t, "Loading model weights took"));
+      vllm = true;
+    }
     if (t.find("Model loading took") != std::string::npos) {
       set_once(log.weights_bytes, gib_after(t, "Model loading took"));
       vllm = true;
@@ -289,6 +297,14 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
          "reserved for KV Cache is", "model weights take"},
     };
     if (t.find("Memory profiling takes") != std::string::npos) vllm = true;
+    // Only the V0 worker prints the "PyTorch activation peak memory takes" summary
+    // (vllm/worker/worker.py determine_num_available_blocks @ v0.8.3 296c6572d; the V1 gpu_worker.py
+    // prints "Available KV cache memory"), so an excerpt without the engine-config line is still
+    // read as a V0 start-up
+    if (t.find("PyTorch activation peak memory takes") != std::string::npos) log.v0_engine = true;
+    // likewise the 0.6.4 V0 summary "Memory profiling results: total_gpu_memory=..." (vllm/worker/worker.py
+    // determine_num_available_blocks @ v0.6.4.post1 a6221a144; no V1 file prints it)
+    if (t.find("Memory profiling results") != std::string::npos) log.v0_engine = true;
     for (const ProfileLine& pl : kProfileLines) {
       if (t.find(pl.marker) == std::string::npos) continue;
       auto figure = [&](const char* key) { return key ? gib_after(t, key) : std::nullopt; };

@@ -202,6 +202,7 @@ namespace {
 //    global, tie_word_embeddings true)
 //  - gemma2: models/gemma2/configuration_gemma2.py / modeling_gemma2.py: every other layer (even
 //    index) sliding, the odd ones global
+//  - opt: models/opt/configuration_opt.py OPTConfig (tie_word_embeddings left at true)
 std::vector<std::string> fill_family_defaults(nlohmann::json& t, const nlohmann::json& root) {
   std::vector<std::string> filled;
   std::string type = t.contains("model_type") && t["model_type"].is_string() ? t["model_type"].get<std::string>() : "";
@@ -231,6 +232,10 @@ std::vector<std::string> fill_family_defaults(nlohmann::json& t, const nlohmann:
       t["layer_types"] = lt;
       filled.push_back("layer_types (every 6th layer global)");
     }
+  } else if (type == "opt") {
+    // OPTConfig leaves tie_word_embeddings at the PretrainedConfig default (true); vLLM's
+    // OPTForCausalLM then shares lm_head with embed_tokens (models/opt.py @ v0.19.0)
+    put("tie_word_embeddings", true);
   } else if (type == "gemma2") {
     put("tie_word_embeddings", true);  // Gemma2Config default
     if (!t.contains("layer_types") && layers > 0 && t.contains("sliding_window")) {
@@ -757,7 +762,8 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
   } else if (fam == Family::deci && c.has("block_configs")) {
     m.dense_intermediate_size = 0;  // per layer, from block_configs below
   } else {
-    m.dense_intermediate_size = c.integer({"intermediate_size", "ffn_hidden_size", "n_inner"}, 0, true);
+    // OPT spells the MLP width ffn_dim (transformers models/opt/configuration_opt.py)
+    m.dense_intermediate_size = c.integer({"intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim"}, 0, true);
   }
 
   // ---- attention blocks -------------------------------------------------------------------------
@@ -1104,6 +1110,12 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
     std::string act = c.str("mlp_hidden_act");
     if (act.empty()) act = c.str("hidden_act");
     if (act == "relu2" || act == "relu_squared") m.gated_mlp = false;
+    // Phi-1 / Phi-1.5 / Phi-2 (PhiForCausalLM): PhiMLP is fc1 (hidden -> n_inner) and fc2 (n_inner
+    // -> hidden) with no gate (vllm/model_executor/models/phi.py PhiMLP @ v0.19.0 2a69949bd)
+    if (m.architecture == "PhiForCausalLM") m.gated_mlp = false;
+    // OPT (OPTForCausalLM): fc1 / fc2 with ReLU, no gate (vllm/model_executor/models/opt.py
+    // OPTDecoderLayer @ v0.19.0 2a69949bd); its learned position embeddings (2,050 x hidden) are not counted
+    if (m.architecture == "OPTForCausalLM") m.gated_mlp = false;
   }
   m.layers = per_layer;
   m.mtp_layers = as_int(c.integer({"num_nextn_predict_layers", "num_mtp_modules"}, 0));
