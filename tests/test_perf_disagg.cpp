@@ -1,6 +1,7 @@
 // Disaggregated serving (prefill and decode workers on separate GPUs): `k3plan perf --prefill-* /
 // --decode-*` through the real binary, the estimator's mechanism (calc/perf.cpp estimate_disagg), and
-// the out-of-sample validation rows (data/perf/measured-disagg-dsr1.yaml), which nothing is fitted on.
+// the out-of-sample validation rows (data/perf/measured-disagg-dsr1.yaml, measured-disagg-gb.yaml),
+// which nothing is fitted on.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <k3plan/calibrate.hpp>
@@ -174,17 +175,27 @@ TEST_CASE("disaggregated perf: bad input exits 2 with one line") {
 TEST_CASE("disaggregated rows are never fitted on and are validated out of sample") {
   std::vector<std::string> src;
   const auto rows = embedded_measured(&src, true);
-  CHECK(rows.size() == 90);  // every disagg = 1 row of the latest InferenceX fixture
-  REQUIRE(src.size() == 1);
+  // every disagg = 1 row of the latest InferenceX fixture (90) and every GB200 / GB300 one of the
+  // InferenceX API snapshot (92, data/perf/measured-disagg-gb.yaml)
+  CHECK(rows.size() == 182);
+  REQUIRE(src.size() == 2);
   CHECK(src[0] == "data/perf/measured-disagg-dsr1.yaml");
-  for (const auto& r : embedded_measured()) CHECK_FALSE(r.disagg);  // what calibration and bench/perf_fit read
-  int excluded = 0;
+  CHECK(src[1] == "data/perf/measured-disagg-gb.yaml");
+  for (const auto& r : embedded_measured()) {
+    CHECK_FALSE(r.disagg);    // what calibration and bench/perf_fit read
+    CHECK(r.gpu != "gb200");  // GB200 / GB300 calibrate nothing: Blackwell is fitted on B200 rows
+    CHECK(r.gpu != "gb300");
+  }
+  int excluded = 0, nvl72 = 0;
   for (const auto& r : rows) {
     INFO(r.id);
     CHECK(r.disagg);
     CHECK(r.run_url.rfind("https://github.com/SemiAnalysisAI/InferenceX/actions/runs/", 0) == 0);
     CHECK(r.gpus == r.prefill.gpus + r.decode.gpus);
-    // each side's GPUs = workers x the worker layout's GPUs, except the one row marked excluded
+    // throughput per GPU over all GPUs = input per prefill GPU and output per decode GPU, weighted (to the rounding)
+    CHECK(r.tput_total * r.gpus ==
+          Approx(r.tput_input * r.prefill.gpus + r.tput_output * r.decode.gpus).epsilon(0.003).margin(0.1 * r.gpus));  // 0.1 tok/s rounding
+    // each side's GPUs = workers x the worker layout's GPUs, except the rows marked excluded
     const int pg = r.prefill.workers * disagg_worker_layout({r.prefill.workers, r.prefill.tp, r.prefill.ep, r.prefill.dp_attention}).tp;
     const int dg = r.decode.workers * disagg_worker_layout({r.decode.workers, r.decode.tp, r.decode.ep, r.decode.dp_attention}).tp;
     if (r.exclude.empty()) {
@@ -194,22 +205,123 @@ TEST_CASE("disaggregated rows are never fitted on and are validated out of sampl
       ++excluded;
       CHECK((pg != r.prefill.gpus || dg != r.decode.gpus));
     }
+    if (r.gpu == "gb200" || r.gpu == "gb300") {
+      ++nvl72;
+      CHECK_FALSE(r.image.empty());
+    }
   }
-  CHECK(excluded == 1);
+  CHECK(excluded == 13);  // one MI355X row, 12 GB200 Dynamo-SGLang rows of December 2025 (placeholder tp 1 / ep 1)
+  CHECK(nvl72 == 92);
   CHECK_THROWS_AS(prepare_calibration(cat(), {rows.front()}), InputError);
+  CHECK_THROWS_AS(prepare_calibration(cat(), {rows.back()}), InputError);
 
   const Report r = run_perf_validate(cat());
   const auto& d = r.data["disaggregated"];
-  CHECK(d["rows"].size() == 90);
+  CHECK(d["rows"].size() == 182);
   const auto& all = group(d["summary"], "all disaggregated");
-  CHECK(all["rows"].get<int>() == 89);
-  // what is reached today, out of sample (docs/perf-validation.md): about 21% / 19% median
+  CHECK(all["rows"].get<int>() == 162);
+  // what is reached today, out of sample (docs/perf-validation.md): about 20% / 19% median
   CHECK(all["tput_median_ape_pct"].get<double>() < 25);
   CHECK(all["tpot_median_ape_pct"].get<double>() < 25);
-  for (const char* gname : {"b200/dynamo-trt", "b200/dynamo-sglang", "h200/dynamo-trt", "h200/dynamo-sglang", "mi355x/mori-sglang"}) {
+  for (const char* gname :
+       {"b200/dynamo-trt", "b200/dynamo-sglang", "h200/dynamo-trt", "h200/dynamo-sglang", "mi355x/mori-sglang", "gb200/dynamo-trt",
+        "gb200/dynamo-trt+mtp", "gb200/dynamo-sglang", "gb300/dynamo-trt", "gb300/dynamo-trt+mtp", "gb300/dynamo-sglang"}) {
     INFO(gname);
     CHECK(group(d["summary"], gname)["rows"].get<int>() >= 4);
   }
+  // the GB200 / GB300 deployments fit in one NVL72 rack: their KV transfer is on NVLink, the
+  // B200 / H200 / MI355X ones span more than an 8-GPU domain
+  CHECK(group(d["summary"], "all, KV on the scale-up link")["rows"].get<int>() == 73);
+  CHECK(group(d["summary"], "all, KV on the scale-out link")["rows"].get<int>() == 89);
+  for (const auto& x : d["rows"]) {
+    const std::string g = x["id"].get<std::string>().substr(0, 5);
+    CHECK(x["predicted"]["kv_link"] == ((g == "gb200" || g == "gb300") ? "scale-up" : "scale-out"));
+  }
   // the aggregated tables are what they were: disaggregated rows are in their own section
   CHECK(r.data["rows"].size() == 165);
+}
+
+TEST_CASE("a measured GB200 NVL72 disaggregated InferenceX row through perf --prefill-* / --decode-*") {
+  // gb200 dynamo-trt fp4, 1 prefill worker TP4 EP4 DPA + 1 decode worker TP32 EP32 DPA, 1k/8k, 4,096
+  // users (data/perf/measured-disagg-gb.yaml; InferenceX run 23438524239): 5,082.8 tok/s/GPU, TPOT
+  // 23.68 ms measured
+  const std::string id = "gb200/dynamo-trt/fp4/none/p1xtp4ep4dpa-d1xtp32ep32dpa/1024-8192/c4096";
+  const MeasuredRow* row = nullptr;
+  const auto rows = embedded_measured(nullptr, true);
+  for (const auto& x : rows)
+    if (x.id == id) row = &x;
+  REQUIRE(row != nullptr);
+  CHECK(row->tput_total == Approx(5082.8));
+  CHECK(row->tpot_ms == Approx(23.68));
+  const auto j = perf_json({"-g",
+                            "gb200",
+                            "--engine",
+                            "trt",
+                            "--expert-precision",
+                            "nvfp4",
+                            "--kv-dtype",
+                            "fp8",
+                            "--prefill-workers",
+                            "1",
+                            "--prefill-tp",
+                            "4",
+                            "--prefill-ep",
+                            "4",
+                            "--prefill-dp-attention",
+                            "--decode-tp",
+                            "32",
+                            "--decode-ep",
+                            "32",
+                            "--decode-dp-attention",
+                            "--isl",
+                            "1024",
+                            "--osl",
+                            "8192",
+                            "-c",
+                            "4096",
+                            "--length-scale",
+                            "0.9"});
+  CHECK(j["gpus"].get<int>() == row->gpus);
+  CHECK(j["prefill"]["gpus"].get<int>() == row->prefill.gpus);
+  CHECK(j["decode"]["gpus"].get<int>() == row->decode.gpus);
+  // 36 GPUs inside the 72-GPU NVLink domain (data/gpus.yaml scaleup_domain_gpus): KV on NVLink
+  CHECK(j["breakdown"]["kv_link"] == "scale-up");
+  const double tput = j["throughput_per_gpu"]["total"].get<double>(), tpot = j["tpot_ms"].get<double>();
+  // the user's command predicts what perf-validate publishes for this row
+  const Report r = run_perf_validate(cat());
+  const nlohmann::json* v = nullptr;
+  for (const auto& x : r.data["disaggregated"]["rows"])
+    if (x["id"] == id) v = &x;
+  REQUIRE(v != nullptr);
+  CHECK(tput == Approx((*v)["predicted"]["tput_per_gpu"].get<double>()));
+  CHECK(tpot == Approx((*v)["predicted"]["tpot_ms"].get<double>()));
+  CHECK(j["ttft_s"].get<double>() == Approx((*v)["predicted"]["ttft_s"].get<double>()));
+  // and the row's error lies inside its group's published p90 (docs/perf-validation.md): today
+  // -10% on throughput, +19% on TPOT
+  const auto& gsum = group(r.data["disaggregated"]["summary"], "gb200/dynamo-trt");
+  CHECK(std::abs(tput - row->tput_total) / row->tput_total * 100 <= gsum["tput_p90_ape_pct"].get<double>());
+  CHECK(std::abs(tpot - row->tpot_ms) / row->tpot_ms * 100 <= gsum["tpot_p90_ape_pct"].get<double>());
+  CHECK(std::abs(tpot - row->tpot_ms) / row->tpot_ms < 0.25);
+  CHECK(std::abs(tput - row->tput_total) / row->tput_total < 0.25);
+
+  // the 72-GPU domain is what keeps the decode worker's EP32 all-to-all and the KV transfer on
+  // NVLink: the same deployment on a GPU whose domain were 8 GPUs crosses the scale-out link
+  Gpu g8 = cat().gpu("gb200");
+  REQUIRE(g8.scaleup_domain_gpus == 72);
+  g8.scaleup_domain_gpus = 8;
+  const Model m = with_precision(cat().model("deepseek-r1-0528"), "", "nvfp4");
+  const PerfModel pm = prepare_perf_model(m, "fp8");
+  const PerfEfficiency eff = embedded_efficiency().lookup(cat().gpu("gb200"), "trt", "fp4");
+  EngineSettings s;
+  s.engine = layout_engine("trt");
+  s.kv_dtype = "fp8";
+  const DisaggSide p{1, 4, 4, true}, dd{1, 32, 32, true};
+  const DisaggResult nvl72 =
+      predict_disagg(pm, cat().gpu("gb200"), eff, disagg_deployment(m, cat().gpu("gb200"), "trt", p, dd, s, 1024, 8192, 0.9, 4096), 0, 0);
+  const DisaggResult hgx = predict_disagg(pm, g8, eff, disagg_deployment(m, g8, "trt", p, dd, s, 1024, 8192, 0.9, 4096), 0, 0);
+  CHECK(nvl72.total.tpot_ms == Approx(tpot));
+  CHECK(nvl72.kv_scaleup);
+  CHECK_FALSE(hgx.kv_scaleup);
+  CHECK(hgx.kv_transfer_ms > nvl72.kv_transfer_ms);
+  CHECK(hgx.total.tpot_ms > nvl72.total.tpot_ms);
 }

@@ -109,7 +109,7 @@ Report run_perf_disagg(const Catalogue& cat, const PerfOptions& o) {
     r.notes.push_back(
         fmt::format("UNCALIBRATED: no measured rows of {}'s family; factors derived from {} by datasheet ratios", g.id, eff.derived_from));
   r.notes.push_back(
-      "error: disaggregated predictions are validated out of sample on InferenceX rows (B200, H200, MI355X): `k3plan perf-validate`, "
+      "error: disaggregated predictions are validated out of sample on InferenceX rows (B200, H200, MI355X, GB200 and GB300 NVL72): `k3plan perf-validate`, "
       "disaggregated section; no factor was fitted on them");
   for (const auto& x : dd.reasons) r.notes.push_back("does not fit: " + x);
   if (o.engine == "trt" || o.engine == "atom") r.notes.push_back(o.engine + ": layout and memory checked with SGLang's rules");

@@ -145,7 +145,7 @@ Report run_perf_validate(const Catalogue& cat) {
              {false, false, false, false, true, false, true, true, true, true, true, true, true, false},
              {13, 12, 1, 4}};  // at 100 columns: the limit, TTFT prediction, precision and GPU count go first (the JSON has them)
   std::map<std::string, Errors> dgroups;
-  Errors dall;
+  Errors dall, dscaleup, dscaleout;  // by where the KV transfer runs (inside one scale-up domain or not)
   r.data["disaggregated"] = {{"rows", nlohmann::json::array()}, {"summary", nlohmann::json::array()}};
   for (const auto& x : v.disagg) {
     const MeasuredRow& row = x.row;
@@ -158,12 +158,15 @@ Report run_perf_validate(const Catalogue& cat) {
       e.ape_ttft = x.ape_ttft;
       dgroups[x.group].add(e);
       dall.add(e);
+      (p.kv_scaleup ? dscaleup : dscaleout).add(e);
     }
     r.data["disaggregated"]["rows"].push_back(
         {{"id", row.id},
          {"group", x.group},
          {"family", x.family},
          {"run_url", row.run_url},
+         {"image", row.image},
+         {"date", row.date},
          {"fits", x.deployment.fits},
          {"excluded", row.exclude},
          {"prefill", layout_json(x.deployment.prefill)},
@@ -177,6 +180,7 @@ Report run_perf_validate(const Catalogue& cat) {
            {"ttft_s", p.total.ttft_s},
            {"limit", p.limit},
            {"kv_transfer_ms", p.kv_transfer_ms},
+           {"kv_link", p.kv_scaleup ? "scale-up" : "scale-out"},
            {"prefill_utilisation", p.prefill_utilisation},
            {"decode_batch_per_worker", p.decode_batch_per_worker}}},
          {"ape_pct", {{"tput", x.ape_tput}, {"tpot", x.ape_tpot}, {"ttft", x.ape_ttft}}}});
@@ -193,6 +197,8 @@ Report run_perf_validate(const Catalogue& cat) {
     r.data["disaggregated"]["summary"].push_back(errors_json(name, e));
   };
   for (const auto& [k, e] : dgroups) dadd(k, e);
+  dadd("all, KV on the scale-up link", dscaleup);
+  dadd("all, KV on the scale-out link", dscaleout);
   dadd("all disaggregated", dall);
   r.tables.push_back(dsum);
   r.tables.push_back(drow);

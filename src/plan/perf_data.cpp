@@ -240,9 +240,9 @@ std::vector<MeasuredRow> parse_measured(const std::string& text, const std::stri
   r.require_list(rows, "rows");
   std::vector<MeasuredRow> out;
   for (const auto& n : rows) {
-    r.check_keys(n, {"gpu",     "engine", "precision", "spec",    "tp",        "ep",      "dpa",    "gpus",
-                     "isl",     "osl",    "conc",      "date",    "tput",      "input",   "output", "ttft_s",
-                     "tpot_ms", "e2e_s",  "kv_dtype",  "exclude", "framework", "prefill", "decode", "run_url"},
+    r.check_keys(n, {"gpu",      "engine",  "precision", "spec",    "tp",     "ep",      "dpa",    "gpus",    "isl",
+                     "osl",      "conc",    "date",      "tput",    "input",  "output",  "ttft_s", "tpot_ms", "e2e_s",
+                     "kv_dtype", "exclude", "framework", "prefill", "decode", "run_url", "image"},
                  "rows[]");
     MeasuredRow m;
     const std::string c = "rows[]";
@@ -281,6 +281,7 @@ std::vector<MeasuredRow> parse_measured(const std::string& text, const std::stri
     m.osl = r.number(n, "osl", c, true, 0, 1, 1e7);
     m.conc = static_cast<int>(r.integer(n, "conc", c, true, 1, 1, 1 << 20));
     m.date = r.str(n, "date", c, false);
+    m.image = r.str(n, "image", c, false);
     m.tput_total = r.number(n, "tput", c, true, 0, 0, 1e9);
     m.tput_input = r.number(n, "input", c, false, 0, 0, 1e9);
     m.tput_output = r.number(n, "output", c, false, 0, 0, 1e9);

@@ -48,6 +48,7 @@ struct MeasuredRow {
   double isl = 0, osl = 0;
   int conc = 1;
   std::string date;
+  std::string image;  // the engine container image of the run, as the source records it ("" = not recorded)
   double tput_total = 0, tput_input = 0, tput_output = 0;  // per GPU
   double ttft_s = 0, tpot_ms = 0, e2e_s = 0;
   std::string kv_dtype = "auto";
