@@ -254,3 +254,31 @@ TEST_CASE("in-sample logs reproduce the figures they set within 1 percent", "[va
     CHECK(std::abs(c.error_pct) <= 1.0);
   }
 }
+
+TEST_CASE("vLLM V0 profile of a multimodal Gemma 3 counts the vision tower and the attention masks and V1 does not", "[validate][logs]") {
+  // gemma3_mm.py / siglip.py / worker/model_runner.py _dummy_run @ v0.8.0: one dummy sequence of
+  // 16,384 tokens (16,384 // (50 images x 256 tokens)) with 50 images of 4,096 SigLIP patches; the
+  // mask building (9 B x 16,384^2) with the fp32 pixels and the embeddings live is the peak
+  auto activation = [](const json& out) {
+    for (const auto& t : out.at("terms"))
+      if (t.at("term") == "activation") return t.at("predicted_bytes").get<double>();
+    return -1.0;
+  };
+  bool v0 = false, v1 = false;
+  for (const auto& c : corpus()) {
+    if (!c.ran) continue;
+    if (c.file == "gemma3-27b-a100-40gb-tp4-v080rc3-v0engine.log") {
+      v0 = true;
+      const double gib = activation(c.out) / (1024.0 * 1024 * 1024);
+      CHECK(gib > 2.9);
+      CHECK(gib < 3.1);
+      CHECK(std::abs(c.error_pct) < 3.0);
+    }
+    if (c.file == "gemma3-27b-it-h100-tp1-v0190.log") {
+      v1 = true;  // V1 0.19: the fitted sampler peak alone (no V0 multimodal dummy run)
+      CHECK(std::abs(activation(c.out) - 4115595264.0) < 1e6);
+    }
+  }
+  CHECK(v0);
+  CHECK(v1);
+}

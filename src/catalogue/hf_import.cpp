@@ -1127,6 +1127,18 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
   // ---- vision and audio towers, counted from their geometry, reported separately -------------
   if (towers->contains("vision_config") && (*towers)["vision_config"].is_object()) {
     m.vision_params = vision_tower_params((*towers)["vision_config"], m.hidden_size, fam, origin);
+    // fixed-resolution ViT geometry (SigLIP in Gemma 3: image_size, patch_size) and the tokens
+    // an image becomes in the language model (mm_tokens_per_image, top level)
+    const Cfg vc{(*towers)["vision_config"], origin};
+    if (vc.has("image_size") && vc.j["image_size"].is_number_integer() && towers->contains("mm_tokens_per_image") &&
+        (*towers)["mm_tokens_per_image"].is_number_integer()) {
+      m.vision.hidden = vc.integer({"hidden_size"}, 0);
+      m.vision.intermediate = vc.integer({"intermediate_size"}, 0);
+      m.vision.layers = vc.integer({"num_hidden_layers"}, 0);
+      m.vision.image_size = vc.integer({"image_size"}, 0);
+      m.vision.patch_size = vc.integer({"patch_size"}, 14);
+      m.vision.tokens_per_image = (*towers)["mm_tokens_per_image"].get<std::int64_t>();
+    }
     if (m.vision_params > 0)
       add_assumption(m.assumptions, {m.id + " vision_config",
                                      "vision tower counted from vision_config geometry (patch and position embeddings, ViT layers, "

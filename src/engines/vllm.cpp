@@ -21,6 +21,7 @@
 #include <k3plan/budget.hpp>
 #include <k3plan/engine_log.hpp>
 #include <k3plan/units.hpp>
+#include <regex>
 
 #include "engines_impl.hpp"
 
@@ -149,7 +150,7 @@ class Vllm final : public EngineModel {
     const auto& v = version();
     const double cap = b.capacity_bytes;
     b.reserved_bytes = (1 - d.memory_fraction) * cap;
-    b.activation_bytes = activation_bytes(m, *in.layout, d, in.context, in.stage == in.stages - 1);
+    b.activation_bytes = activation_bytes(m, *in.layout, d, in.context, in.stage == in.stages - 1, in.settings->mm_images_per_prompt);
     // non-torch memory: custom all-reduce and NCCL buffers exist with TP > 1; a pipeline rank of
     // TP 1 only has its send/recv buffers
     const double non_torch_gib = in.layout->tp > 1 ? v.non_torch_tp_gib : in.layout->pp > 1 ? v.non_torch_pp_gib : v.non_torch_tp1_gib;
@@ -212,6 +213,13 @@ class Vllm final : public EngineModel {
     s.max_num_batched_tokens = log.int_arg("max_num_batched_tokens", 0, 1, std::int64_t{1} << 34);
     s.max_num_seqs = log.int_arg("max_num_seqs", 0, 1, 1 << 24);
     s.cpu_offload_bytes = log.num_arg("cpu_offload_gb", 0, 0, 1e6) * kGiB;  // per GPU (vllm/config/cache.py)
+    // --limit-mm-per-prompt: {'image': 50, 'video': 2} (Namespace / non-default args) or image=50,video=2
+    if (log.has("limit_mm_per_prompt")) {
+      static const std::regex kImage(R"(['"]?image['"]?\s*[:=]\s*(\d{1,6}))");
+      std::smatch mt;
+      const std::string v = log.arg("limit_mm_per_prompt");
+      if (std::regex_search(v, mt, kImage)) s.mm_images_per_prompt = std::stoi(mt[1].str());
+    }
     if (log.has("enable_prefix_caching") && log.arg("enable_prefix_caching") != "None")
       s.prefix_caching = log.flag_arg("enable_prefix_caching") ? 1 : 0;
     context = log.int_arg("max_model_len", 0, 1, std::int64_t{1} << 34);
@@ -290,10 +298,12 @@ class Vllm final : public EngineModel {
   // M x top_k x max(N, K) plus cache2 of M x top_k x N/2 elements in the activation dtype, with
   // M = min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE = 32768), N = 2 x the expert width on this rank,
   // K = hidden); it is live at a different time than the sampler, so the larger of the two counts.
-  double activation_bytes(const Model& m, const Layout& l, const EngineDefaults& d, std::int64_t context, bool last_stage) const {
+  double activation_bytes(const Model& m, const Layout& l, const EngineDefaults& d, std::int64_t context, bool last_stage,
+                          int images_per_prompt) const {
     std::int64_t tokens = d.max_num_batched_tokens;
     if (version().profile == "v0" && context > tokens && context <= 32768) tokens = context;
-    const double s = static_cast<double>(std::min(d.max_num_seqs, tokens));
+    const V0Multimodal mm = v0_multimodal(m, l, tokens, d.max_num_seqs, images_per_prompt);
+    const double s = mm.seqs > 0 ? static_cast<double>(mm.seqs) : static_cast<double>(std::min(d.max_num_seqs, tokens));
     // bytes per sequence per vocabulary entry at the sampler's peak. V0 (vllm/worker/model_runner.py
     // _dummy_run samples with top_k = vocab - 1 and top_p = 0.99, so vllm/model_executor/layers/
     // sampler.py _apply_top_k_top_p runs; counted @ v0.8.1): the bf16 logits (2) and their fp32 copy
@@ -334,7 +344,72 @@ class Vllm final : public EngineModel {
         moe = mt * topk * (std::max(n / 2, k) + std::max(n, k)) * elem;
     }
     const double peak = persistent ? sampler + moe : std::max(sampler, moe);
-    return peak + elem * static_cast<double>(tokens) * static_cast<double>(m.hidden_size);
+    const double language = peak + elem * static_cast<double>(tokens) * static_cast<double>(m.hidden_size);
+    if (mm.seqs <= 0) return language;
+    // the multimodal profile: the language-model forward runs with the masks and the fp32 pixel
+    // values still live; the vision tower and the mask building run before it
+    return std::max({language + mm.lm_extra_bytes, mm.vision_bytes, mm.mask_bytes});
+  }
+
+  // V0's multimodal profile run (vllm/worker/model_runner.py _dummy_run @ v0.8.0, the same from
+  // v0.6.x on): max_num_seqs = max(1, min(max_num_seqs, max_num_batched_tokens //
+  // get_max_multimodal_tokens)), get_max_multimodal_tokens = --limit-mm-per-prompt images (default
+  // 1, vllm/config.py MultiModalConfig) x the tokens of the largest image, and every dummy sequence
+  // of max_num_batched_tokens // max_num_seqs tokens carries that many images of the size with the
+  // most features. Modelled for fixed-resolution ViT towers (Model::vision: each image is
+  // (image_size / patch)^2 patches; Gemma 3 without pan-and-scan, gemma3_mm.py @ v0.8.0); V1 runs
+  // the encoder in its own profile step (gpu_model_runner.py profile_run), not modelled here.
+  struct V0Multimodal {
+    std::int64_t seqs = 0;      // dummy sequences (0 = no multimodal profile)
+    double vision_bytes = 0;    // peak while the vision tower runs
+    double mask_bytes = 0;      // peak while Gemma 3's attention masks are built
+    double lm_extra_bytes = 0;  // kept through the language-model forward
+  };
+  V0Multimodal v0_multimodal(const Model& m, const Layout& l, std::int64_t tokens, std::int64_t max_seqs, int images_per_prompt) const {
+    V0Multimodal r;
+    const auto& vt = m.vision;
+    if (version().profile != "v0" || !vt.known() || m.vision_params <= 0 || tokens <= 0) return r;
+    const auto per_prompt = static_cast<std::int64_t>(std::max(1, images_per_prompt));
+    const std::int64_t mm_tokens = per_prompt * vt.tokens_per_image;
+    r.seqs = std::max<std::int64_t>(1, std::min(max_seqs, tokens / mm_tokens));
+    const double images = static_cast<double>(r.seqs * per_prompt);
+    const double elem = model_dtype_bytes(m);
+    // pixel values: the HF image processor's float32 batch, moved to the GPU as it is
+    // (MultiModalKwargs.as_kwargs, multimodal/inputs.py @ v0.8.0) and held in the forward's
+    // kwargs; the vision tower's call holds a model-dtype copy (_image_pixels_to_features)
+    const double pixels = images * 3.0 * static_cast<double>(vt.image_size) * static_cast<double>(vt.image_size);
+    r.lm_extra_bytes = 4.0 * pixels;
+    // one SigLIP encoder layer (siglip.py SiglipEncoderLayer @ v0.8.0), TP-sharded like the
+    // decoder: live at the attention's all-reduce are the residual, layer_norm1's output, the
+    // fused qkv (3 h / tp, held through the call by its chunks), the attention output (h / tp;
+    // MultiHeadAttention's xFormers / SDPA kernels keep no score matrix), out_proj's output and,
+    // with TP > 1, the all-reduce's result (pynccl all_reduce is out of place:
+    // cuda_communicator.py all_reduce, distributed/device_communicators @ v0.8.0); at the MLP
+    // the residual, layer_norm2's output, fc1 and its activation (i / tp each), then fc2's output
+    // and its all-reduce
+    const double h = static_cast<double>(vt.hidden), inter = static_cast<double>(vt.intermediate);
+    const double tp = std::max(1, l.tp), ar = l.tp > 1 ? h : 0.0;
+    const double attn = 2 * h + 4 * h / tp + h + ar;
+    const double mlp = std::max(2 * h + 2 * inter / tp, 2 * h + inter / tp + h + ar);
+    const double patches = images * static_cast<double>(vt.patches_per_image());
+    r.vision_bytes = (4.0 + elem) * pixels + patches * std::max(attn, mlp) * elem;
+    // Gemma 3 (gemma3_mm.py Gemma3ForConditionalGeneration.prepare_attn_masks @ v0.8.0): a dense
+    // seq_len x seq_len global and a local mask per sequence in the model dtype, built from a
+    // zeros_like image mask, tril / where temporaries and two bool masks; at the local mask's
+    // torch.where the global, image and local masks (2 B each), the bool condition (1 B) and the
+    // result (2 B) are live, 9 B per entry, and the earlier sequences' two masks (4 B) are kept.
+    // The inputs_embeds and the projected image embeddings are live meanwhile. The kept masks
+    // feed naive_attn_with_masks (F.scaled_dot_product_attention with a float mask: the
+    // memory-efficient kernel, no score matrix) through the whole language-model forward.
+    if (m.architecture == "Gemma3ForConditionalGeneration") {
+      const double len = static_cast<double>(tokens / r.seqs), sq = len * len;
+      const double seqs = static_cast<double>(r.seqs);
+      const double embeds = static_cast<double>(tokens) * static_cast<double>(m.hidden_size) * elem +
+                            images * static_cast<double>(vt.tokens_per_image) * static_cast<double>(m.hidden_size) * elem;
+      r.mask_bytes = 4.0 * pixels + embeds + 4.0 * elem / 2.0 * sq * (seqs - 1) + (4.0 * elem + 1.0) * sq;
+      r.lm_extra_bytes += 2.0 * elem * sq * seqs;
+    }
+    return r;
   }
 
   // One spec type (or a version without the hybrid manager: every attention layer counted as

@@ -133,6 +133,16 @@ struct Model {
   bool mtp_own_embeddings = true;
   double vision_params = 0;  // every encoder tower the engine loads beside the language model (vision + audio)
   double audio_params = 0;   // the audio encoder's part of vision_params
+  // A fixed-resolution ViT vision tower's geometry (vision_config: SigLIP / CLIP style, an image
+  // is (image_size / patch_size)^2 patches) and the language-model tokens one image becomes
+  // (mm_tokens_per_image); all 0 when the config has no such tower (dynamic-resolution towers).
+  // Used for the activation of a profile run that feeds dummy images through the tower.
+  struct VisionTower {
+    std::int64_t hidden = 0, intermediate = 0, layers = 0, image_size = 0, patch_size = 0, tokens_per_image = 0;
+    std::int64_t patches_per_image() const { return patch_size > 0 ? (image_size / patch_size) * (image_size / patch_size) : 0; }
+    bool known() const { return hidden > 0 && layers > 0 && patches_per_image() > 0 && tokens_per_image > 0; }
+  };
+  VisionTower vision;
 
   // precision per group; groups absent here take `default_precision`
   std::string default_precision = "bf16";

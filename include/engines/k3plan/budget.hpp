@@ -48,7 +48,8 @@ struct EngineSettings {
   bool disable_radix_cache = false;
   std::string mamba_radix_cache_strategy;  // auto (empty) | no_buffer | extra_buffer | extra_buffer_lazy
   int speculative_draft_tokens = 0;
-  double cpu_offload_bytes = 0;  // --cpu-offload-gb (per rank): weights kept in host memory
+  double cpu_offload_bytes = 0;       // --cpu-offload-gb (per rank): weights kept in host memory
+  int mm_images_per_prompt = 0;       // vLLM --limit-mm-per-prompt image=N; 0 = the engine default (1)
   std::int64_t max_total_tokens = 0;  // SGLang --max-total-tokens (per KV pool): caps the profiled token count; 0 = none
   const EngineModel& model() const { return engine_model(engine, engine_version); }
 };
