@@ -149,6 +149,22 @@ TEST_CASE("SGLang's state pool is the mamba_full_memory_ratio share of the memor
   CHECK(fit_json(c).at("per_gpu").at("state_slots") == 512);
 }
 
+TEST_CASE("vLLM 0.8 chose the V1 batch defaults by the device name and 0.9 by its memory", "[engines][vllm]") {
+  // arg_utils.py _set_default_args_v1: 0.8.0-0.8.3 8192 batched tokens only for "h100" / "h200"
+  // and 1024 sequences everywhere; 0.8.4 8192 / 1024 for those names, else 2048 / 256; 0.8.5 by
+  // 70 GiB of memory; from 0.9.0 70 GiB or more and no "a100" gets 8192 / 1024
+  auto at = [](const std::string& gpu, const std::string& v) {
+    const json j = fit_json({"-m", "llama-3.1-8b", "-g", gpu, "--engine", "vllm", "--engine-version", v, "-c", "8k"});
+    return std::make_pair(j.at("max_num_batched_tokens").get<int>(), j.at("max_num_seqs").get<int>());
+  };
+  CHECK(at("b200", "0.8.3") == std::make_pair(2048, 1024));
+  CHECK(at("b200", "0.8.4") == std::make_pair(2048, 256));
+  CHECK(at("b200", "0.9.0") == std::make_pair(8192, 1024));
+  CHECK(at("h200", "0.8.3") == std::make_pair(8192, 1024));
+  CHECK(at("h200", "0.8.4") == std::make_pair(8192, 1024));
+  CHECK(at("b200", "0.8.5") == std::make_pair(8192, 1024));
+}
+
 TEST_CASE("vLLM hybrid models: the attention block grows until one page holds a state, and the groups share one pool", "[engines][vllm]") {
   const json j = fit_json({"-m", "qwen3-next-80b-a3b", "-g", "h100", "-n", "4", "--tp", "4", "--engine", "vllm", "-c", "32k"});
   const json& g = j.at("per_gpu");

@@ -152,7 +152,9 @@ TEST_CASE("vLLM gives an 80 GB A100 the small batch defaults from 0.9.0 on and a
 TEST_CASE("an engine release maps to the window that covers it, and an unknown one lists the windows") {
   CHECK(engine_model(Engine::vllm, "0.10.1.1").version().id == "0.9.1");
   CHECK(engine_model(Engine::vllm, "v0.9.0").version().id == "0.9.0");
-  CHECK(engine_model(Engine::vllm, "0.8.5").version().id == "0.8");
+  CHECK(engine_model(Engine::vllm, "0.8.3").version().id == "0.8");
+  CHECK(engine_model(Engine::vllm, "0.8.4").version().id == "0.8.4");
+  CHECK(engine_model(Engine::vllm, "0.8.5.post1").version().id == "0.8.5");
   CHECK(engine_model(Engine::vllm, "v0.9.2").version().id == "0.9.1");
   CHECK(engine_model(Engine::sglang, "0.5.8.post1").version().id == "0.5.8");
   CHECK(engine_model(Engine::sglang, "0.5.7").version().id == "0.5.3");

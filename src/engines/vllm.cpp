@@ -123,7 +123,8 @@ class Vllm final : public EngineModel {
   // vllm/engine/arg_utils.py get_batch_defaults: GPUs with at least 70 GiB get 8192 batched
   // tokens and 1024 sequences for the OpenAI server, smaller ones 2048 / 256; from 0.9.0 an A100
   // gets the small ones whatever its memory ("a100" not in device_name, _set_default_args_v1 @
-  // v0.9.0 .. v0.19.0 and main). 0.8.0-0.8.4 chose by the name ("h100" / "h200"), not modelled.
+  // v0.9.0 .. v0.19.0 and main; 0.8.5 by memory alone). 0.8.0-0.8.4 chose by the name ("h100" /
+  // "h200"; 1024 sequences everywhere up to 0.8.3): the window's batch_defaults.
   EngineDefaults defaults(const Model& m, const Gpu& gpu, const Layout&, const EngineSettings& s, std::int64_t) const override {
     EngineDefaults d;
     auto named = [&](const char* what) {
@@ -131,10 +132,12 @@ class Vllm final : public EngineModel {
         if (ascii_lower(t).find(what) != std::string::npos) return true;
       return false;
     };
-    const bool big = gpu.reported_bytes() >= 70 * kGiB && !(version().batch_defaults_skip_a100 && named("a100"));
+    const std::string& rule = version().batch_defaults;
+    const bool big = rule == "memory" ? gpu.reported_bytes() >= 70 * kGiB && !(version().batch_defaults_skip_a100 && named("a100"))
+                                      : named("h100") || named("h200");
     d.memory_fraction = s.gpu_memory_utilization > 0 ? s.gpu_memory_utilization : version().gpu_memory_utilization;
     d.max_num_batched_tokens = s.max_num_batched_tokens > 0 ? s.max_num_batched_tokens : (big ? 8192 : 2048);
-    d.max_num_seqs = s.max_num_seqs > 0 ? s.max_num_seqs : (big ? 1024 : 256);
+    d.max_num_seqs = s.max_num_seqs > 0 ? s.max_num_seqs : (big || rule == "name_seqs_1024" ? 1024 : 256);
     d.cuda_graph_max_bs = s.cuda_graph_max_bs > 0 ? s.cuda_graph_max_bs : 512;
     d.block_size = s.block_size > 0 ? s.block_size : 16;
     // CacheConfig.enable_prefix_caching (default True) unless the model does not support it: hybrid
@@ -343,7 +346,24 @@ class Vllm final : public EngineModel {
         // and workspace2 M x top_k x max(N, K) (fused_moe.py @ v0.11.0 and v0.19.0)
         moe = mt * topk * (std::max(n / 2, k) + std::max(n, k)) * elem;
     }
-    const double peak = persistent ? sampler + moe : std::max(sampler, moe);
+    // A dense MLP's intermediates, live at its down projection (models/llama.py LlamaMLP.forward @
+    // v0.6.4.post1 and v0.19.0: `gate_up` stays referenced while act_fn's output and down_proj's
+    // result exist, beside the layer's input and residual: 3 x I/tp + 3 x hidden per token; an
+    // ungated fc1 / act / fc2 MLP (models/phi.py, opt.py) rebinds its input, so 2 x I/tp or
+    // I/tp + hidden, whichever is larger, + 2 x hidden). One hidden is the term added below. It
+    // only dominates when the profile batch is long (V0 without chunked prefill runs max_model_len
+    // tokens); at 8192 tokens the sampler's logits are larger for every model of the corpus.
+    double mlp = 0;
+    bool dense_mlp = false;
+    for (int i = 0; i < static_cast<int>(m.layers.size()) && !dense_mlp; ++i)
+      dense_mlp = !m.is_moe_layer(i) && m.blocks[static_cast<std::size_t>(m.layers[static_cast<std::size_t>(i)])].has_mlp;
+    if (dense_mlp && m.dense_intermediate_size > 0) {
+      const double width = static_cast<double>(m.dense_intermediate_size) / std::max(1, l.tp);
+      const double h = static_cast<double>(m.hidden_size);
+      const double live = m.gated_mlp ? 3 * width + h : std::max(2 * width, width + h);
+      mlp = static_cast<double>(tokens) * (live + h) * elem;
+    }
+    const double peak = persistent ? std::max(sampler + moe, mlp) : std::max({sampler, moe, mlp});
     const double language = peak + elem * static_cast<double>(tokens) * static_cast<double>(m.hidden_size);
     if (mm.seqs <= 0) return language;
     // the multimodal profile: the language-model forward runs with the masks and the fp32 pixel

@@ -48,6 +48,11 @@ struct EngineVersion {
   // 0.9.0 on: the large batch defaults (8192 batched tokens, 1024 sequences for the server) need
   // at least 70 GiB and a device name without "a100" (vllm/engine/arg_utils.py, PR #17885)
   bool batch_defaults_skip_a100 = false;
+  // How the V1 batch defaults are chosen: memory (0.8.5 on: the device's memory, above) | name
+  // (0.8.4: "h100" / "h200" in the device name -> 8192 / 1024, else 2048 / 256) |
+  // name_seqs_1024 (0.8.0-0.8.3: batched tokens by the name, 1024 sequences on every GPU);
+  // vllm/engine/arg_utils.py _set_default_args_v1 @ v0.8.0 (966f933ee1), v0.8.4 (dc1b4a6f13)
+  std::string batch_defaults = "memory";
   // What an enabled prefix cache does to the state (mamba-style) layers of a hybrid model
   // (vllm/model_executor/models/config.py MambaModelConfig, vllm/v1/kv_cache_interface.py
   // MambaSpec.max_memory_usage_bytes): "off" = switched off for hybrids (one state block per
