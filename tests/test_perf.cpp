@@ -304,7 +304,7 @@ TEST_CASE("SGLang on gfx942 runs DeepSeek MLA layers on its unfused kernel path:
   CHECK(kernel_path("sglang", cat().gpu("mi325x"), r1).layer_kernel_ratio == Approx(32.0 / 23));
   CHECK(kernel_path("sglang", cat().gpu("mi355x"), r1).layer_kernel_ratio == 1);
   CHECK(kernel_path("sglang", cat().gpu("h200"), r1).layer_kernel_ratio == 1);
-  CHECK(kernel_path("vllm", cat().gpu("mi325x"), r1).layer_kernel_ratio == 1);  // not counted for vLLM
+  CHECK(kernel_path("vllm", cat().gpu("mi325x"), r1).layer_kernel_ratio == 1);                             // not counted for vLLM
   CHECK(kernel_path("sglang", cat().gpu("mi325x"), cat().model("llama-3.1-8b")).layer_kernel_ratio == 1);  // no MLA
   // through `k3plan perf`: the decode step's overhead is the family's per-layer figure x the ratio
   PerfOptions o;
@@ -322,6 +322,6 @@ TEST_CASE("SGLang on gfx942 runs DeepSeek MLA layers on its unfused kernel path:
   o.gpu = "mi355x";
   const Report r5 = run_perf(cat(), o);
   CHECK(r5.data["efficiency"]["layer_kernel_ratio"].get<double>() == 1);
-  CHECK(r5.data["breakdown"]["overhead_ms"].get<double>() ==
-        Approx(61 * r5.data["efficiency"]["layer_overhead_us"].get<double>() / 1e3 + r5.data["efficiency"]["step_overhead_ms"].get<double>()));
+  CHECK(r5.data["breakdown"]["overhead_ms"].get<double>() == Approx(61 * r5.data["efficiency"]["layer_overhead_us"].get<double>() / 1e3 +
+                                                                    r5.data["efficiency"]["step_overhead_ms"].get<double>()));
 }

@@ -246,11 +246,11 @@ Model parse_model_yaml(const std::string& text, const std::string& origin) {
 namespace {
 
 Gpu parse_gpu(const YamlReader& r, const YAML::Node& n, const std::string& ctx) {
-  r.check_keys(
-      n,
-      {"id", "name", "vendor", "aliases", "source", "hbm_gb", "memory_reported_mib", "memory_engine_total_mib", "hbm_bandwidth_tb_s",
-       "tflops_dense", "native_formats", "compute_capability", "isa", "scaleup_gb_s", "gpus_per_node", "scaleup_domain_gpus", "power_w", "price"},
-      ctx);
+  r.check_keys(n,
+               {"id", "name", "vendor", "aliases", "source", "hbm_gb", "memory_reported_mib", "memory_engine_total_mib",
+                "hbm_bandwidth_tb_s", "tflops_dense", "native_formats", "compute_capability", "isa", "scaleup_gb_s", "gpus_per_node",
+                "scaleup_domain_gpus", "power_w", "price"},
+               ctx);
   Gpu g;
   g.origin = r.origin();
   g.id = ascii_lower(r.str(n, "id", ctx, true));

@@ -45,7 +45,8 @@ KernelPath sglang_path(const Gpu& gpu, const Model& m) {
   const double bits = precision_format(m.precision_of(ParamGroup::attention)).bits_per_weight;
   const bool fp8_attention = bits > 4.6 && bits <= 8.6;  // the e4m3fn branches count FP8 weights
   if (gpu.isa == "gfx942" && fp8_attention) {
-    k.layer_kernel_ratio = static_cast<double>(kSglangMlaLayerKernelsGfx950 + kSglangMlaLayerExtraKernelsGfx942) / kSglangMlaLayerKernelsGfx950;
+    k.layer_kernel_ratio =
+        static_cast<double>(kSglangMlaLayerKernelsGfx950 + kSglangMlaLayerExtraKernelsGfx942) / kSglangMlaLayerKernelsGfx950;
     k.source = fmt::format(
         "SGLang v0.5.12 on gfx942: the fused DeepSeek MLA kernels are gfx950-only (deepseek_common/utils.py:49 @127b9e32): {} kernels "
         "per layer against {} (per-layer overhead x {:.2f})",

@@ -324,7 +324,8 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
               ++fit_checks;
               if (!mc.fits) continue;
               any_fit = true;
-              (prefill ? pre : dec).push_back({ds, l, l.gpus(le), mc.max_running, prepare_perf(pm, g, eff, l, le, kernel_path(engine, g, m))});
+              (prefill ? pre : dec)
+                  .push_back({ds, l, l.gpus(le), mc.max_running, prepare_perf(pm, g, eff, l, le, kernel_path(engine, g, m))});
             }
           }
         }
