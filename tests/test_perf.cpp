@@ -5,6 +5,7 @@
 #include <fstream>
 #include <k3plan/budget.hpp>
 #include <k3plan/catalogue.hpp>
+#include <k3plan/kernel_path.hpp>
 #include <k3plan/perf.hpp>
 #include <k3plan/perf_cmd.hpp>
 #include <sstream>
@@ -291,4 +292,36 @@ TEST_CASE("k3plan plan: tighter SLAs cost more, impossible ones name no winner")
   a.workload = "chat";
   const Report ch = run_plan(cat(), a);
   CHECK(ag.data["sla"]["tpot_ms"].get<double>() < ch.data["sla"]["tpot_ms"].get<double>());
+}
+
+TEST_CASE("SGLang on gfx942 runs DeepSeek MLA layers on its unfused kernel path: the per-layer overhead scales by 32 / 23") {
+  // kernel counts of SGLang v0.5.12's DeepSeek MLA layer (src/engines/kernel_path.cpp)
+  const Model& r1 = cat().model("deepseek-r1-0528");
+  CHECK(cat().gpu("mi325x").isa == "gfx942");
+  CHECK(cat().gpu("mi300x").isa == "gfx942");
+  CHECK(cat().gpu("mi355x").isa == "gfx950");
+  CHECK(cat().gpu("h200").isa.empty());
+  CHECK(kernel_path("sglang", cat().gpu("mi325x"), r1).layer_kernel_ratio == Approx(32.0 / 23));
+  CHECK(kernel_path("sglang", cat().gpu("mi355x"), r1).layer_kernel_ratio == 1);
+  CHECK(kernel_path("sglang", cat().gpu("h200"), r1).layer_kernel_ratio == 1);
+  CHECK(kernel_path("vllm", cat().gpu("mi325x"), r1).layer_kernel_ratio == 1);                             // not counted for vLLM
+  CHECK(kernel_path("sglang", cat().gpu("mi325x"), cat().model("llama-3.1-8b")).layer_kernel_ratio == 1);  // no MLA
+  // through `k3plan perf`: the decode step's overhead is the family's per-layer figure x the ratio
+  PerfOptions o;
+  o.model = "deepseek-r1-0528";
+  o.gpu = "mi325x";
+  o.engine = "sglang";
+  o.isl = 1024;
+  o.osl = 1024;
+  o.concurrency = 4;
+  const Report r = run_perf(cat(), o);
+  const double per_layer = r.data["efficiency"]["layer_overhead_us"];
+  const double step = r.data["efficiency"]["step_overhead_ms"];
+  CHECK(r.data["efficiency"]["layer_kernel_ratio"].get<double>() == Approx(32.0 / 23));
+  CHECK(r.data["breakdown"]["overhead_ms"].get<double>() == Approx(61 * per_layer * 32.0 / 23 / 1e3 + step));
+  o.gpu = "mi355x";
+  const Report r5 = run_perf(cat(), o);
+  CHECK(r5.data["efficiency"]["layer_kernel_ratio"].get<double>() == 1);
+  CHECK(r5.data["breakdown"]["overhead_ms"].get<double>() == Approx(61 * r5.data["efficiency"]["layer_overhead_us"].get<double>() / 1e3 +
+                                                                    r5.data["efficiency"]["step_overhead_ms"].get<double>()));
 }

@@ -237,7 +237,7 @@ LayoutShape layout_shape(const Layout& l, Engine e) {
 
 namespace {
 
-PerfSetup prepare(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const LayoutShape& ls) {
+PerfSetup prepare(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const LayoutShape& ls, const KernelPath& k) {
   PerfSetup p;
   p.pm = &pm;
   p.eff = &eff;
@@ -261,6 +261,7 @@ PerfSetup prepare(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff
   p.linear_s_per_token *= share;
   p.linear_flops_per_token *= share;
   p.bf16_flops_per_s = gpu.tflops_bf16.value * 1e12;
+  p.layer_overhead_us = eff.layer_overhead_us * k.layer_kernel_ratio;
   p.kv = &pm.kv_at(ls.attn_tp);
   const int kvi = std::clamp(log2_floor(std::max(1, ls.attn_tp)), 0, static_cast<int>(pm.kv.size()) - 1);
   p.mla_saved_per_token = pm.mla_bytes_per_token[static_cast<std::size_t>(kvi)] * (1.0 - 1.0 / ls.dcp);
@@ -317,7 +318,7 @@ PassCost pass(const PerfSetup& p, double tokens, double seqs, double kv_bytes_pe
     comm += 2 * gather(p.dcp_link, ls.dcp, act / ls.attn_groups) * p.pm->mla_layers * p.stage_f;
   if (ls.pp > 1) comm += p.pp_link.latency_s + act / ls.stage_gpus / p.pp_link.bytes_per_s;  // to the next stage
   c.t_comm_ms = comm * 1e3;
-  c.t_overhead_ms = p.stage_layers * p.eff->layer_overhead_us * 1e-3;
+  c.t_overhead_ms = p.stage_layers * p.layer_overhead_us * 1e-3;
   return c;
 }
 
@@ -334,7 +335,7 @@ DecodeStep step_at(const PerfSetup& p, int spec_tokens, double acceptance, doubl
     if (p.experts_rank > 0)
       w += p.experts_rank * -std::expm1(micro * p.log_miss) * p.expert_bytes_touch / std::max(1, p.pm->moe_layers) * ls.pp;
     const int n = ls.attn_groups <= 1 ? ls.tp : ls.attn_tp;
-    const double one = w / p.bytes_per_s * 1e3 + p.eff->layer_overhead_us * 1e-3 +
+    const double one = w / p.bytes_per_s * 1e3 + p.layer_overhead_us * 1e-3 +
                        2 * ring_all_reduce(ls.attn_groups <= 1 ? p.tp_link : p.attn_link, n, micro * p.pm->hidden * kActBytes) * 1e3;
     s.t_draft_ms = k * one;
   }
@@ -380,26 +381,27 @@ double prefill_batch(const PerfSetup& p, double chunk_tokens, double isl, double
 
 PassCost forward_pass(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const LayoutShape& ls, double tokens, double seqs,
                       double context, bool prefill) {
-  const PerfSetup p = prepare(pm, gpu, eff, ls);
+  const PerfSetup p = prepare(pm, gpu, eff, ls, {});
   return pass(p, tokens, seqs, prefill ? 0 : decode_kv_bytes(p, context), attention_flops(pm, context, prefill), prefill);
 }
 
 DecodeStep decode_step(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const PerfConfig& c, double batch, double context) {
-  const PerfSetup p = prepare(pm, gpu, eff, layout_shape(c.layout, c.engine));
+  const PerfSetup p = prepare(pm, gpu, eff, layout_shape(c.layout, c.engine), c.kernels);
   return step_at(p, c.spec_tokens, c.spec_acceptance, batch, decode_kv_bytes(p, context), attention_flops(pm, context, false));
 }
 
 double prefill_ms(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const PerfConfig& c, double isl) {
-  const PerfSetup p = prepare(pm, gpu, eff, layout_shape(c.layout, c.engine));
+  const PerfSetup p = prepare(pm, gpu, eff, layout_shape(c.layout, c.engine), c.kernels);
   return prefill_batch(p, d(std::max<std::int64_t>(c.prefill_chunk, 256)), isl, attention_flops(pm, isl / 2, true), 1);
 }
 
-PerfSetup prepare_perf(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const Layout& layout, Engine engine) {
-  return prepare(pm, gpu, eff, layout_shape(layout, engine));
+PerfSetup prepare_perf(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const Layout& layout, Engine engine,
+                       const KernelPath& kernels) {
+  return prepare(pm, gpu, eff, layout_shape(layout, engine), kernels);
 }
 
 PerfResult estimate_perf(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const PerfConfig& c) {
-  return estimate_perf(prepare(pm, gpu, eff, layout_shape(c.layout, c.engine)), c);
+  return estimate_perf(prepare(pm, gpu, eff, layout_shape(c.layout, c.engine), c.kernels), c);
 }
 
 PerfResult estimate_perf(const PerfSetup& p, const PerfConfig& c) {

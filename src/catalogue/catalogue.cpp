@@ -246,11 +246,11 @@ Model parse_model_yaml(const std::string& text, const std::string& origin) {
 namespace {
 
 Gpu parse_gpu(const YamlReader& r, const YAML::Node& n, const std::string& ctx) {
-  r.check_keys(
-      n,
-      {"id", "name", "vendor", "aliases", "source", "hbm_gb", "memory_reported_mib", "memory_engine_total_mib", "hbm_bandwidth_tb_s",
-       "tflops_dense", "native_formats", "compute_capability", "scaleup_gb_s", "gpus_per_node", "scaleup_domain_gpus", "power_w", "price"},
-      ctx);
+  r.check_keys(n,
+               {"id", "name", "vendor", "aliases", "source", "hbm_gb", "memory_reported_mib", "memory_engine_total_mib",
+                "hbm_bandwidth_tb_s", "tflops_dense", "native_formats", "compute_capability", "isa", "scaleup_gb_s", "gpus_per_node",
+                "scaleup_domain_gpus", "power_w", "price"},
+               ctx);
   Gpu g;
   g.origin = r.origin();
   g.id = ascii_lower(r.str(n, "id", ctx, true));
@@ -274,6 +274,9 @@ Gpu parse_gpu(const YamlReader& r, const YAML::Node& n, const std::string& ctx) 
   g.native_formats = r.strings(n, "native_formats", c);
   g.compute_capability = r.number(n, "compute_capability", c, false, 0, 1, 99);
   if (g.compute_capability > 0 && g.vendor != "nvidia") r.fail(n["compute_capability"], c + ".compute_capability", "only NVIDIA GPUs have a CUDA compute capability");
+  g.isa = ascii_lower(r.str(n, "isa", c, false));
+  if (!g.isa.empty() && (g.vendor != "amd" || g.isa.rfind("gfx", 0) != 0))
+    r.fail(n["isa"], c + ".isa", "an AMD GPU's gfx instruction set (gfx942, gfx950)");
   g.scaleup_gb_s = f(n, "scaleup_gb_s", c, true, 1, 1e6);
   g.gpus_per_node = static_cast<int>(r.integer(n, "gpus_per_node", c, true, 8, 1, 1024));
   g.scaleup_domain_gpus = static_cast<int>(r.integer(n, "scaleup_domain_gpus", c, true, 8, 1, 100000));

@@ -49,7 +49,9 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
                           {"decode_mfu", eff.decode_mfu},
                           {"prefill_mfu", eff.prefill_mfu},
                           {"step_overhead_ms", eff.step_overhead_ms},
-                          {"layer_overhead_us", eff.layer_overhead_us}};
+                          {"layer_overhead_us", eff.layer_overhead_us},
+                          {"layer_kernel_ratio", c.kernels.layer_kernel_ratio},
+                          {"kernel_path", c.kernels.source}};
 
   // the error band of this slice, from out-of-sample validation (data/perf/accuracy.yaml)
   const PerfBand* band = band_for(embedded_accuracy(), eff.family, eff.engine, eff.calibrated);
@@ -117,7 +119,10 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
   b.rows.push_back(
       {"communication", fmt::format("{:.3f}", p.step.pass.t_comm_ms * f.layout.pp), "all-reduce / gather / PP send per layer"});
   b.rows.push_back({"overhead", fmt::format("{:.3f}", p.step.pass.t_overhead_ms * f.layout.pp + eff.step_overhead_ms),
-                    fmt::format("{:g} us per layer + {:g} ms per step", eff.layer_overhead_us, eff.step_overhead_ms)});
+                    c.kernels.source.empty()
+                        ? fmt::format("{:g} us per layer + {:g} ms per step", eff.layer_overhead_us, eff.step_overhead_ms)
+                        : fmt::format("{:g} us per layer x {:.2f} (kernels per layer on this GPU's engine path) + {:g} ms per step",
+                                      eff.layer_overhead_us, c.kernels.layer_kernel_ratio, eff.step_overhead_ms)});
   if (p.step.t_draft_ms > 0)
     b.rows.push_back({"draft", fmt::format("{:.3f}", p.step.t_draft_ms), fmt::format("{} draft tokens", c.spec_tokens)});
   b.rows.push_back({"= step", fmt::format("{:.3f}", p.step.t_step_ms),
@@ -135,6 +140,7 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
                     g.id, eff.derived_from));
   if (band && m.id.rfind("deepseek-r1", 0) != 0)
     r.notes.push_back(fmt::format("error bands: measured on DeepSeek-R1-0528 rows only; {} is outside the validated set", m.id));
+  if (!c.kernels.source.empty()) r.notes.push_back("kernel path: " + c.kernels.source);
   for (const auto& x : mc.reasons) r.notes.push_back("does not fit: " + x);
   for (const auto& x : f.warnings) r.notes.push_back("warning: " + x);
   if (p.queued)

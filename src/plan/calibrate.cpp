@@ -8,6 +8,7 @@
 #include <k3plan/bench_result.hpp>
 #include <k3plan/calibrate.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/kernel_path.hpp>
 #include <k3plan/number_text.hpp>
 #include <k3plan/params.hpp>
 #include <map>
@@ -55,6 +56,7 @@ CalibrationSet prepare_calibration(const Catalogue& cat, const std::vector<Measu
     c.concurrency = row.conc;
     c.prefill_chunk = default_chunk(*x.gpu, row.engine);
     c.mixed_prefill = mixes_prefill(row.engine);
+    c.kernels = kernel_path(row.engine, *x.gpu, m);
     EngineSettings s;
     s.engine = c.engine;
     s.kv_dtype = row.kv_dtype;

@@ -6,6 +6,7 @@
 #include <k3plan/calibrate.hpp>
 #include <k3plan/engine_flags.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/kernel_path.hpp>
 #include <k3plan/plan.hpp>
 
 namespace k3plan {
@@ -187,6 +188,7 @@ PerfEvaluation evaluate_perf(const Catalogue& cat, const PerfOptions& o) {
   c.max_running = mc.max_running;
   c.prefill_chunk = s.max_num_batched_tokens > 0 ? s.max_num_batched_tokens : default_chunk(g, o.engine);
   c.mixed_prefill = mixes_prefill(o.engine);
+  c.kernels = kernel_path(o.engine, g, m);
 
   ev.model = m;
   ev.precision = precision_label(base, o.precision, o.expert_precision);
@@ -231,6 +233,7 @@ DisaggDeployment disagg_deployment(const Model& m, const Gpu& g, const std::stri
     c->length_scale = scale;
     c->concurrency = users;
     c->prefill_chunk = chunk;
+    c->kernels = kernel_path(engine, g, m);
   }
   d.config.prefill.layout = d.prefill;
   d.config.decode.layout = d.decode;
@@ -246,8 +249,8 @@ DisaggResult predict_disagg(const PerfModel& pm, const Gpu& g, const PerfEfficie
   DisaggConfig c = d.config;
   c.decode.spec_tokens = spec_tokens;
   c.decode.spec_acceptance = spec_acceptance;
-  const PerfSetup pf = prepare_perf(pm, g, eff, c.prefill.layout, c.prefill.engine);
-  const PerfSetup dec = prepare_perf(pm, g, eff, c.decode.layout, c.decode.engine);
+  const PerfSetup pf = prepare_perf(pm, g, eff, c.prefill.layout, c.prefill.engine, c.prefill.kernels);
+  const PerfSetup dec = prepare_perf(pm, g, eff, c.decode.layout, c.decode.engine, c.decode.kernels);
   return estimate_disagg(pf, dec, g, c);
 }
 

@@ -16,6 +16,7 @@
 #include <k3plan/cost_plan.hpp>
 #include <k3plan/engine_flags.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/kernel_path.hpp>
 #include <k3plan/kv.hpp>
 #include <k3plan/launch.hpp>
 #include <k3plan/perf.hpp>
@@ -76,6 +77,7 @@ json pareto_curve(const EfficiencyTable& table, const Model& m, const Gpu& g, co
   c.isl = o.isl;
   c.osl = o.osl;
   c.max_running = max_running;
+  c.kernels = kernel_path(o.engine, g, m);
   c.prefill_chunk = f.max_num_batched_tokens;  // the engine's resolved prefill chunk (vLLM batched tokens, SGLang chunked prefill)
   int best = -1;
   double best_tput = -1;

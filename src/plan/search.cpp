@@ -12,6 +12,7 @@
 #include <k3plan/calibrate.hpp>
 #include <k3plan/engine_flags.hpp>
 #include <k3plan/error.hpp>
+#include <k3plan/kernel_path.hpp>
 #include <k3plan/params.hpp>
 #include <k3plan/plan.hpp>
 #include <k3plan/units.hpp>
@@ -262,8 +263,9 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
             pc.max_running = mc.max_running;
             pc.prefill_chunk = f.max_num_batched_tokens > 0 ? f.max_num_batched_tokens : default_chunk(g, engine);
             pc.mixed_prefill = mixes_prefill(engine);
+            pc.kernels = kernel_path(engine, g, m);
             const auto tp0 = std::chrono::steady_clock::now();
-            const PerfSetup setup = prepare_perf(pm, g, eff, l, le);
+            const PerfSetup setup = prepare_perf(pm, g, eff, l, le, pc.kernels);
             auto eval = [&](int c) {
               pc.concurrency = c;
               PlanCandidate x;
@@ -330,7 +332,8 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
               ++fit_checks;
               if (!mc.fits) continue;
               any_fit = true;
-              (prefill ? pre : dec).push_back({ds, l, l.gpus(le), mc.max_running, prepare_perf(pm, g, eff, l, le)});
+              (prefill ? pre : dec)
+                  .push_back({ds, l, l.gpus(le), mc.max_running, prepare_perf(pm, g, eff, l, le, kernel_path(engine, g, m))});
             }
           }
         }

@@ -96,8 +96,18 @@ Model with_precision(const Model& m, const std::string& uniform, const std::stri
 
 PerfModel prepare_perf_model(const Model& m, const std::string& kv_dtype = "auto");
 
+// The engine's kernel path on this GPU where it differs from the path the per-layer overhead was
+// fitted on (src/engines, kernel_path(): the engine models own it, with the source of each count):
+// the fitted layer_overhead_us is per layer on the engine's fused path and scales with the number
+// of kernels a layer launches.
+struct KernelPath {
+  double layer_kernel_ratio = 1.0;  // kernels per decoder layer on this GPU / on the fused path
+  std::string source;               // why (engine file and commit); "" = the fused path, nothing differs
+};
+
 struct PerfConfig {
   Layout layout;
+  KernelPath kernels;                  // engine kernel path on this GPU (engine models: kernel_path())
   Engine engine = Engine::sglang;      // layout semantics (GPU count, MoE group) and memory rules
   double isl = 1024, osl = 1024;       // nominal input / output tokens per request
   double length_scale = 1.0;           // mean request length / nominal (InferenceX draws 80-100%: 0.9)
@@ -199,12 +209,14 @@ struct PerfSetup {
   double linear_s_per_token = 0;  // GEMM seconds per token on one GPU at 100% of peak
   double linear_flops_per_token = 0;
   double bf16_flops_per_s = 0;
+  double layer_overhead_us = 0;  // per layer on this GPU's kernel path (eff x kernel ratio)
   const KvProfile* kv = nullptr;
   double mla_saved_per_token = 0;  // KV bytes per token per GPU that DCP moves to other ranks
   PerfLink tp_link, attn_link, moe_link, pp_link, dcp_link;
   double draft_fixed_bytes = 0;  // one draft layer + LM head on one GPU
 };
-PerfSetup prepare_perf(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const Layout& layout, Engine engine);
+PerfSetup prepare_perf(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const Layout& layout, Engine engine,
+                       const KernelPath& kernels = {});
 // As above; c.layout and c.engine are those of the setup.
 PerfResult estimate_perf(const PerfSetup& setup, const PerfConfig& c);
 

@@ -22,6 +22,9 @@ struct Gpu {
   // 50xx), which selects the engines' kernel back-ends and with them the weight layout; 0 = not an
   // NVIDIA GPU, or not stated.
   double compute_capability = 0;
+  // AMD GPU instruction set (gfx942 CDNA 3, gfx950 CDNA 4), which selects ROCm kernel paths in the
+  // engines (SGLang's `is_gfx95_supported()`); "" = not an AMD GPU, or not stated.
+  std::string isa;
   Figure scaleup_gb_s;
   int gpus_per_node = 8;
   int scaleup_domain_gpus = 8;

@@ -1,0 +1,22 @@
+#pragma once
+// The kernel path an engine takes for a model on a GPU, where it differs from the fused path the
+// speed model's per-layer overhead was fitted on (see KernelPath in perf.hpp). Counted from the
+// engines' source, never fitted: each path names the file and commit it was read from.
+#include <k3plan/gpu.hpp>
+#include <k3plan/model.hpp>
+#include <k3plan/perf.hpp>
+#include <string>
+
+namespace k3plan {
+
+// Kernels SGLang's DeepSeek MLA decoder layer launches in a decode step (fp8 block-quantised
+// attention, aiter attention back-end, CUDA/HIP graph), on the gfx950 fused path and the extra
+// ones on gfx942 (CDNA 3); kernel_path() uses their ratio.
+constexpr int kSglangMlaLayerKernelsGfx950 = 23;
+constexpr int kSglangMlaLayerExtraKernelsGfx942 = 9;
+
+// engine: sglang | vllm | trt | atom. Paths not counted return the defaults (ratio 1, BF16 prefill
+// attention) with an empty source.
+KernelPath kernel_path(const std::string& engine, const Gpu& gpu, const Model& m);
+
+}  // namespace k3plan

@@ -1,0 +1,65 @@
+// Engine kernel paths per GPU instruction set (include/engines/k3plan/kernel_path.hpp).
+#include <fmt/format.h>
+
+#include <k3plan/kernel_path.hpp>
+#include <k3plan/params.hpp>
+
+namespace k3plan {
+
+namespace {
+
+bool has_mla(const Model& m) {
+  for (int l : m.layers)
+    if (m.blocks[static_cast<std::size_t>(l)].kind == AttnKind::mla) return true;
+  return false;
+}
+
+// SGLang v0.5.12 (127b9e32, the image of the InferenceX MI325X and MI355X rows: lmsysorg/sglang:
+// v0.5.12-rocm700-mi30x / -mi35x, SGLANG_USE_AITER=1, --attention-backend aiter) gates its fused
+// DeepSeek kernels on gfx950: `_use_aiter_gfx95 = _use_aiter and _is_gfx95_supported`
+// (python/sglang/srt/models/deepseek_common/utils.py:49). Per MLA decoder layer in a decode step:
+//   gfx950 (23): fused add-RMSNorm + FP8 group quant before attention (layers/communicator.py:549);
+//     qkv_a GEMM; fused q/kv-a RMSNorm + quant (attention_forward_methods/forward_mla.py:176-205);
+//     q_b GEMM; w_kc a8w8 batched GEMM (forward_mla.py:317); fused RoPE + concat + KV-cache write
+//     (fused_qk_rope_cat_and_cache_mla, forward_mla.py:503-531); aiter MLA decode + reduce (2);
+//     w_vc a8w8 batched GEMM (forward_mla.py:585); fused flatten + FP8 quant (forward_mla.py:604);
+//     o_proj GEMM; all-reduce; fused add-RMSNorm + quant before the MoE (communicator.py:594);
+//     router GEMM, grouped top-k, shared-expert gate_up GEMM, activation, down GEMM, MoE sort,
+//     two fused-MoE stages, shared + routed add, all-reduce (10).
+//   gfx942 (+9): the checkpoint's e4m3fn weights are normalised to e4m3fnuz (is_fp8_fnuz), so every
+//     `dtype == torch.float8_e4m3fn` fused branch above is skipped: add-RMSNorm and the GEMM's
+//     activation quant separately, twice (+2: communicator.py:549 / 594 fall through); q/kv-a
+//     RMSNorm (fused_qk_rmsnorm_bf16) and the q_b activation quant (+1); RoPE, two concatenations
+//     and the KV-cache write instead of one fused kernel (+3: forward_mla.py:372, 527-528, the
+//     backend's set_mla_kv_buffer); w_vc as a bf16 cast, a scale multiply and torch.bmm, then a
+//     flatten copy and the o_proj activation quant (+3: forward_mla.py:596-600, 609). The w_kc GEMM
+//     takes the same Triton kernel in graph capture on gfx942 (forward_mla.py:317-320), so no extra.
+// The per-layer cost is kernel durations and launch gaps, so it is scaled by the kernel count; the
+// MoE kernels (aiter fused_moe, FP8 on both) are the same on both.
+// Not modelled (a finding, see docs/perf-validation.md): aiter's MLA prefill attention also runs in
+// FP8 on gfx950 only (aiter_backend.py:70), and the fused RoPE kernel hands MLA decode an FP8 query
+// there (forward_mla.py:525, q_out_dtype = the KV-cache dtype).
+KernelPath sglang_path(const Gpu& gpu, const Model& m) {
+  KernelPath k;
+  if (gpu.vendor != "amd" || !has_mla(m)) return k;
+  const double bits = precision_format(m.precision_of(ParamGroup::attention)).bits_per_weight;
+  const bool fp8_attention = bits > 4.6 && bits <= 8.6;  // the e4m3fn branches count FP8 weights
+  if (gpu.isa == "gfx942" && fp8_attention) {
+    k.layer_kernel_ratio =
+        static_cast<double>(kSglangMlaLayerKernelsGfx950 + kSglangMlaLayerExtraKernelsGfx942) / kSglangMlaLayerKernelsGfx950;
+    k.source = fmt::format(
+        "SGLang v0.5.12 on gfx942: the fused DeepSeek MLA kernels are gfx950-only (deepseek_common/utils.py:49 @127b9e32): {} kernels "
+        "per layer against {} (per-layer overhead x {:.2f})",
+        kSglangMlaLayerKernelsGfx950 + kSglangMlaLayerExtraKernelsGfx942, kSglangMlaLayerKernelsGfx950, k.layer_kernel_ratio);
+  }
+  return k;
+}
+
+}  // namespace
+
+KernelPath kernel_path(const std::string& engine, const Gpu& gpu, const Model& m) {
+  if (engine == "sglang") return sglang_path(gpu, m);
+  return {};
+}
+
+}  // namespace k3plan
