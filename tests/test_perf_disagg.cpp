@@ -25,6 +25,16 @@ nlohmann::json perf_json(const std::vector<std::string>& extra) {
   REQUIRE(r.code == 0);
   return nlohmann::json::parse(r.out);
 }
+// GB200 Dynamo-TRT with NVFP4 experts and an FP8 KV cache: `prefill_workers` prefill workers of
+// TP4 EP4 with DP attention and one decode worker of TP `decode_tp` = EP with DP attention, then `rest`
+std::vector<std::string> gb200_trt_fp4(int prefill_workers, int decode_tp, const std::vector<std::string>& rest) {
+  std::vector<std::string> a{"-g", "gb200", "--engine", "trt", "--expert-precision", "nvfp4", "--kv-dtype", "fp8",
+                             "--prefill-workers", std::to_string(prefill_workers), "--prefill-tp", "4", "--prefill-ep", "4",
+                             "--prefill-dp-attention", "--decode-tp", std::to_string(decode_tp), "--decode-ep",
+                             std::to_string(decode_tp), "--decode-dp-attention"};
+  a.insert(a.end(), rest.begin(), rest.end());
+  return a;
+}
 const nlohmann::json& group(const nlohmann::json& summary, const std::string& name) {
   for (const auto& s : summary)
     if (s["group"] == name) return s;
@@ -35,36 +45,7 @@ const nlohmann::json& group(const nlohmann::json& summary, const std::string& na
 
 TEST_CASE("a disaggregated DeepSeek-R1 deployment on GB200 predicted through the CLI from its inputs") {
   // 2 prefill workers of TP4 EP4 DP-attention, 1 decode worker of TP16 EP16 DP-attention, MTP 3 at 0.5
-  const auto j = perf_json({"-g",
-                            "gb200",
-                            "--engine",
-                            "trt",
-                            "--expert-precision",
-                            "nvfp4",
-                            "--kv-dtype",
-                            "fp8",
-                            "--prefill-workers",
-                            "2",
-                            "--prefill-tp",
-                            "4",
-                            "--prefill-ep",
-                            "4",
-                            "--prefill-dp-attention",
-                            "--decode-tp",
-                            "16",
-                            "--decode-ep",
-                            "16",
-                            "--decode-dp-attention",
-                            "--isl",
-                            "8192",
-                            "--osl",
-                            "1024",
-                            "-c",
-                            "256",
-                            "--spec-tokens",
-                            "3",
-                            "--spec-acceptance",
-                            "0.5"});
+  const auto j = perf_json(gb200_trt_fp4(2, 16, {"--isl", "8192", "--osl", "1024", "-c", "256", "--spec-tokens", "3", "--spec-acceptance", "0.5"}));
   CHECK(j["disaggregated"].get<bool>());
   CHECK(j["gpus"].get<int>() == 24);
   CHECK(j["prefill"]["gpus"].get<int>() == 8);
@@ -253,34 +234,7 @@ TEST_CASE("a measured GB200 NVL72 disaggregated InferenceX row through perf --pr
   REQUIRE(row != nullptr);
   CHECK(row->tput_total == Approx(5082.8));
   CHECK(row->tpot_ms == Approx(23.68));
-  const auto j = perf_json({"-g",
-                            "gb200",
-                            "--engine",
-                            "trt",
-                            "--expert-precision",
-                            "nvfp4",
-                            "--kv-dtype",
-                            "fp8",
-                            "--prefill-workers",
-                            "1",
-                            "--prefill-tp",
-                            "4",
-                            "--prefill-ep",
-                            "4",
-                            "--prefill-dp-attention",
-                            "--decode-tp",
-                            "32",
-                            "--decode-ep",
-                            "32",
-                            "--decode-dp-attention",
-                            "--isl",
-                            "1024",
-                            "--osl",
-                            "8192",
-                            "-c",
-                            "4096",
-                            "--length-scale",
-                            "0.9"});
+  const auto j = perf_json(gb200_trt_fp4(1, 32, {"--isl", "1024", "--osl", "8192", "-c", "4096", "--length-scale", "0.9"}));
   CHECK(j["gpus"].get<int>() == row->gpus);
   CHECK(j["prefill"]["gpus"].get<int>() == row->prefill.gpus);
   CHECK(j["decode"]["gpus"].get<int>() == row->decode.gpus);
