@@ -320,15 +320,30 @@ class Sglang final : public EngineModel {
     for (int st = 0; st < in.stage; ++st) first += L / pp + (st < L % pp ? 1 : 0);
     const int n = L / pp + (in.stage < L % pp ? 1 : 0);
     double slack = 0, offload = in.settings->cpu_offload_bytes;
+    // a layer's tensors depend only on its block and on whether its MLP is MoE: computed once per
+    // kind (plan runs this for every candidate layout; a 93-layer model has two or three kinds)
+    struct Kind {
+      int key;
+      double bytes, slack;
+    };
+    std::vector<Kind> kinds;
     for (int i = first; i < first + n; ++i) {
-      const auto t = layer_tensors(m, *in.gpu, l, uniform, i);
+      const int key = m.layers[static_cast<std::size_t>(i)] * 2 + (m.is_moe_layer(i) ? 1 : 0);
+      auto it = std::find_if(kinds.begin(), kinds.end(), [key](const Kind& k) { return k.key == key; });
+      if (it == kinds.end()) {
+        Kind k{key, 0, 0};
+        for (double x : layer_tensors(m, *in.gpu, l, uniform, i)) {
+          k.bytes += x;
+          k.slack += allocator_slack(x);
+        }
+        kinds.push_back(k);
+        it = kinds.end() - 1;
+      }
       if (offload > 0) {
-        double sum = 0;
-        for (double x : t) sum += x;
-        offload -= sum;
+        offload -= it->bytes;
         continue;
       }
-      for (double x : t) slack += allocator_slack(x);
+      slack += it->slack;
     }
     const double vh = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size);
     const bool has_embed = in.stage == 0, has_head = in.stage == pp - 1;
