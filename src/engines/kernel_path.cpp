@@ -4,15 +4,11 @@
 #include <k3plan/kernel_path.hpp>
 #include <k3plan/params.hpp>
 
+#include "engines_impl.hpp"  // has_mla
+
 namespace k3plan {
 
 namespace {
-
-bool has_mla(const Model& m) {
-  for (int l : m.layers)
-    if (m.blocks[static_cast<std::size_t>(l)].kind == AttnKind::mla) return true;
-  return false;
-}
 
 // SGLang v0.5.12 (127b9e32, the image of the InferenceX MI325X and MI355X rows: lmsysorg/sglang:
 // v0.5.12-rocm700-mi30x / -mi35x, SGLANG_USE_AITER=1, --attention-backend aiter) gates its fused

@@ -222,6 +222,7 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
       for (const auto& engine : engines) {
         const Engine le = layout_engine(engine);
         const PerfEfficiency eff = factors_for(table, cat.gpus(), g, engine, precision_key(m));
+        const KernelPath kernels = kernel_path(engine, g, m);  // per GPU x precision x engine, not per layout
         double risk_tput = 1, risk_tpot = 1, risk_ttft = 1;
         if (o.risk == "p90") {
           if (const PerfBand* b = band_for(embedded_accuracy(), eff.family, eff.engine, eff.calibrated)) {
@@ -263,7 +264,7 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
             pc.max_running = mc.max_running;
             pc.prefill_chunk = f.max_num_batched_tokens > 0 ? f.max_num_batched_tokens : default_chunk(g, engine);
             pc.mixed_prefill = mixes_prefill(engine);
-            pc.kernels = kernel_path(engine, g, m);
+            pc.kernels = kernels;
             const auto tp0 = std::chrono::steady_clock::now();
             const PerfSetup setup = prepare_perf(pm, g, eff, l, le, pc.kernels);
             auto eval = [&](int c) {
@@ -333,7 +334,7 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
               if (!mc.fits) continue;
               any_fit = true;
               (prefill ? pre : dec)
-                  .push_back({ds, l, l.gpus(le), mc.max_running, prepare_perf(pm, g, eff, l, le, kernel_path(engine, g, m))});
+                  .push_back({ds, l, l.gpus(le), mc.max_running, prepare_perf(pm, g, eff, l, le, kernels)});
             }
           }
         }
