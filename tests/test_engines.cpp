@@ -165,6 +165,36 @@ TEST_CASE("vLLM 0.8 chose the V1 batch defaults by the device name and 0.9 by it
   CHECK(at("b200", "0.8.5") == std::make_pair(8192, 1024));
 }
 
+TEST_CASE("vLLM V0 runs 256 sequences on every GPU and sizes its profile batch from the model length", "[engines][vllm]") {
+  // vllm/engine/arg_utils.py EngineArgs.max_num_seqs = 256 and vllm/config.py SchedulerConfig @
+  // v0.6.4.post1: max(max_model_len, 2048) batched tokens, 512 with the chunked prefill that
+  // create_engine_config turns on above 32k tokens for a text-only model without a sliding window
+  auto at = [](const std::string& ctx) {
+    const json j = fit_json({"-m", "llama-3.1-8b", "-g", "h200", "--engine", "vllm", "--engine-version", "0.6.4", "-c", ctx});
+    return std::make_pair(j.at("max_num_batched_tokens").get<int>(), j.at("max_num_seqs").get<int>());
+  };
+  CHECK(at("1k") == std::make_pair(2048, 256));
+  CHECK(at("8k") == std::make_pair(8192, 256));
+  CHECK(at("32k") == std::make_pair(32768, 256));
+  CHECK(at("64k") == std::make_pair(512, 256));
+  // the V1 engine of 0.9 gives the same 141 GB GPU 8192 / 1024, whatever the model length
+  const json v1 = fit_json({"-m", "llama-3.1-8b", "-g", "h200", "--engine", "vllm", "--engine-version", "0.9.0", "-c", "64k"});
+  CHECK(v1.at("max_num_seqs") == 1024);
+}
+
+TEST_CASE("vLLM 0.8 holds the MLA chunked-prefill workspace during its memory profile and 0.9 builds it after", "[engines][vllm]") {
+  // v1/attention/backends/mla/common.py MLACommonMetadataBuilder.__init__ (built in
+  // GPUModelRunner.__init__ @ v0.8.4, in initialize_attn_backend after the profile @ v0.9.0):
+  // min(max(8 x 32Ki, 4 x 1024 x 16), 128Ki) rows of 576 bf16 elements = 144 MiB
+  auto activation = [](const std::string& v, const std::string& model) {
+    const json j = fit_json({"-m", model, "-g", "h200", "-n", "8", "--engine", "vllm", "--engine-version", v, "-c", "32k"});
+    return j.at("per_gpu").at("activation_bytes").get<double>();
+  };
+  CHECK(activation("0.8.4", "deepseek-v3") - activation("0.9.0", "deepseek-v3") == Approx(131072.0 * 576 * 2));
+  // a model without MLA has no such workspace
+  CHECK(activation("0.8.4", "llama-3.1-70b") == Approx(activation("0.9.0", "llama-3.1-70b")));
+}
+
 TEST_CASE("vLLM hybrid models: the attention block grows until one page holds a state, and the groups share one pool", "[engines][vllm]") {
   const json j = fit_json({"-m", "qwen3-next-80b-a3b", "-g", "h100", "-n", "4", "--tp", "4", "--engine", "vllm", "-c", "32k"});
   const json& g = j.at("per_gpu");

@@ -138,7 +138,7 @@ TEST_CASE("vLLM gives an 80 GB A100 the small batch defaults from 0.9.0 on and a
   EngineSettings s;
   s.engine = Engine::vllm;
   auto d = [&](const char* version, const char* gpu) {
-    return engine_model(Engine::vllm, version).defaults(Model{}, cat().validation_gpu(gpu), Layout{}, s, 1);
+    return engine_model(Engine::vllm, version).defaults(Model{}, cat().validation_gpu(gpu), Layout{}, s, 1, 0);
   };
   CHECK(d("0.10.1.1", "a100-80gb").max_num_batched_tokens == 2048);
   CHECK(d("0.10.1.1", "a100-80gb").max_num_seqs == 256);

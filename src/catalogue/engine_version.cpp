@@ -91,6 +91,7 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
                 "moe_workspace_persistent",
                 "batch_defaults_skip_a100",
                 "batch_defaults",
+                "mla_prefill_workspace_max_rows",
                 "mamba_prefix_caching",
                 "hybrid_prefix_caching_default",
                 "mem_fraction_rule",
@@ -139,8 +140,9 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
   v.moe_workspace_persistent = r.boolean(n, "moe_workspace_persistent", ctx, v.moe_workspace_persistent);
   v.batch_defaults_skip_a100 = r.boolean(n, "batch_defaults_skip_a100", ctx, v.batch_defaults_skip_a100);
   v.batch_defaults = r.str(n, "batch_defaults", ctx, false, v.batch_defaults);
-  if (v.batch_defaults != "memory" && v.batch_defaults != "name" && v.batch_defaults != "name_seqs_1024")
-    r.fail(n["batch_defaults"], ctx + ".batch_defaults", "expected memory, name or name_seqs_1024");
+  v.mla_prefill_workspace_max_rows = r.integer(n, "mla_prefill_workspace_max_rows", ctx, false, v.mla_prefill_workspace_max_rows, 0, std::int64_t{1} << 30);
+  if (v.batch_defaults != "memory" && v.batch_defaults != "name" && v.batch_defaults != "name_seqs_1024" && v.batch_defaults != "v0")
+    r.fail(n["batch_defaults"], ctx + ".batch_defaults", "expected memory, name, name_seqs_1024 or v0");
   v.mamba_prefix_caching = r.str(n, "mamba_prefix_caching", ctx, false, v.mamba_prefix_caching);
   if (v.mamba_prefix_caching != "off" && v.mamba_prefix_caching != "all" && v.mamba_prefix_caching != "align" &&
       v.mamba_prefix_caching != "align_only")

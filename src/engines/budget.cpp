@@ -20,7 +20,7 @@ Model no_model() { return Model{}; }
 std::int64_t sglang_default_chunked_prefill(const Gpu& gpu) {
   EngineSettings s;
   s.engine = Engine::sglang;
-  return s.model().defaults(no_model(), gpu, Layout{}, s, 1).max_num_batched_tokens;
+  return s.model().defaults(no_model(), gpu, Layout{}, s, 1, 0).max_num_batched_tokens;
 }
 
 int sglang_default_cuda_graph_max_bs(const Gpu& gpu, int tp) {
@@ -28,7 +28,7 @@ int sglang_default_cuda_graph_max_bs(const Gpu& gpu, int tp) {
   s.engine = Engine::sglang;
   Layout l;
   l.tp = tp;
-  return s.model().defaults(no_model(), gpu, l, s, 1).cuda_graph_max_bs;
+  return s.model().defaults(no_model(), gpu, l, s, 1, 0).cuda_graph_max_bs;
 }
 
 double sglang_default_mem_fraction(const Gpu& gpu, const Layout& l, std::int64_t chunked_prefill, int cgbs, const std::string& version) {
@@ -37,18 +37,18 @@ double sglang_default_mem_fraction(const Gpu& gpu, const Layout& l, std::int64_t
   s.engine_version = version;
   s.chunked_prefill_size = chunked_prefill;
   s.cuda_graph_max_bs = cgbs;
-  return s.model().defaults(no_model(), gpu, l, s, 1).memory_fraction;
+  return s.model().defaults(no_model(), gpu, l, s, 1, 0).memory_fraction;
 }
 
 std::int64_t vllm_default_max_num_batched_tokens(const Gpu& gpu) {
   EngineSettings s;
   s.engine = Engine::vllm;
-  return s.model().defaults(no_model(), gpu, Layout{}, s, 1).max_num_batched_tokens;
+  return s.model().defaults(no_model(), gpu, Layout{}, s, 1, 0).max_num_batched_tokens;
 }
 std::int64_t vllm_default_max_num_seqs(const Gpu& gpu) {
   EngineSettings s;
   s.engine = Engine::vllm;
-  return s.model().defaults(no_model(), gpu, Layout{}, s, 1).max_num_seqs;
+  return s.model().defaults(no_model(), gpu, Layout{}, s, 1, 0).max_num_seqs;
 }
 double vllm_default_utilization() { return engine_model(Engine::vllm).version().gpu_memory_utilization; }
 
@@ -74,7 +74,7 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
 
   const int instances = em.kv_instances(l);
   const std::int64_t users_per_group = (users + instances - 1) / instances;
-  const EngineDefaults d = em.defaults(m, gpu, l, s, users_per_group);
+  const EngineDefaults d = em.defaults(m, gpu, l, s, users_per_group, context);
   if (!d.kv_dtype.empty()) r.settings.kv_dtype = s.kv_dtype = d.kv_dtype;
   r.max_num_batched_tokens = d.max_num_batched_tokens;
   r.max_num_seqs = d.max_num_seqs;
@@ -187,7 +187,7 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     q.engine = &other;
     q.engine_version = asked ? s.engine_version : "";
     q.layout = le;
-    q.defaults = asked ? dd : other.defaults(m, gpu, le, se, per);
+    q.defaults = asked ? dd : other.defaults(m, gpu, le, se, per, context);
     q.context = context;
     q.max_running = std::max<std::int64_t>(per, 1);
     q.kv_dtype = given.kv_dtype;  // the engine resolves its own default again

@@ -207,7 +207,7 @@ class Sglang final : public EngineModel {
   }
 
   EngineDefaults defaults(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& s,
-                          std::int64_t users_per_instance) const override {
+                          std::int64_t users_per_instance, std::int64_t) const override {
     EngineDefaults d;
     d.max_num_batched_tokens = s.chunked_prefill_size > 0     ? s.chunked_prefill_size
                                : s.max_num_batched_tokens > 0 ? s.max_num_batched_tokens

@@ -125,7 +125,11 @@ class Vllm final : public EngineModel {
   // gets the small ones whatever its memory ("a100" not in device_name, _set_default_args_v1 @
   // v0.9.0 .. v0.19.0 and main; 0.8.5 by memory alone). 0.8.0-0.8.4 chose by the name ("h100" /
   // "h200"; 1024 sequences everywhere up to 0.8.3): the window's batch_defaults.
-  EngineDefaults defaults(const Model& m, const Gpu& gpu, const Layout&, const EngineSettings& s, std::int64_t) const override {
+  //
+  // V0 (batch_defaults: v0) has no per-GPU defaults: EngineArgs.max_num_seqs = 256, and
+  // SchedulerConfig sizes max_num_batched_tokens from max_model_len (v0_profile_tokens).
+  EngineDefaults defaults(const Model& m, const Gpu& gpu, const Layout&, const EngineSettings& s, std::int64_t,
+                          std::int64_t context) const override {
     EngineDefaults d;
     auto named = [&](const char* what) {
       for (const std::string& t : {gpu.id, gpu.name})
@@ -136,8 +140,13 @@ class Vllm final : public EngineModel {
     const bool big = rule == "memory" ? gpu.reported_bytes() >= 70 * kGiB && !(version().batch_defaults_skip_a100 && named("a100"))
                                       : named("h100") || named("h200");
     d.memory_fraction = s.gpu_memory_utilization > 0 ? s.gpu_memory_utilization : version().gpu_memory_utilization;
-    d.max_num_batched_tokens = s.max_num_batched_tokens > 0 ? s.max_num_batched_tokens : (big ? 8192 : 2048);
-    d.max_num_seqs = s.max_num_seqs > 0 ? s.max_num_seqs : (big || rule == "name_seqs_1024" ? 1024 : 256);
+    std::int64_t tokens = big ? 8192 : 2048, seqs = big || rule == "name_seqs_1024" ? 1024 : 256;
+    if (rule == "v0") {
+      tokens = v0_profile_tokens(m, context);
+      seqs = 256;
+    }
+    d.max_num_batched_tokens = s.max_num_batched_tokens > 0 ? s.max_num_batched_tokens : tokens;
+    d.max_num_seqs = s.max_num_seqs > 0 ? s.max_num_seqs : seqs;
     d.cuda_graph_max_bs = s.cuda_graph_max_bs > 0 ? s.cuda_graph_max_bs : 512;
     d.block_size = s.block_size > 0 ? s.block_size : 16;
     // CacheConfig.enable_prefix_caching (default True) unless the model does not support it: hybrid
@@ -301,6 +310,33 @@ class Vllm final : public EngineModel {
   // M x top_k x max(N, K) plus cache2 of M x top_k x N/2 elements in the activation dtype, with
   // M = min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE = 32768), N = 2 x the expert width on this rank,
   // K = hidden); it is live at a different time than the sampler, so the larger of the two counts.
+  // The MLA chunked-prefill workspace when it exists during the profile (the window's
+  // mla_prefill_workspace_max_rows; vllm/v1/attention/backends/mla/common.py
+  // MLACommonMetadataBuilder.__init__ @ v0.8.4): rows of the latent head (kv_lora_rank +
+  // qk_rope_head_dim = 576 for DeepSeek V3) in the model dtype, 144 MiB at the 128Ki cap.
+  double mla_prefill_workspace_bytes(const Model& m, const EngineDefaults& d, std::int64_t context) const {
+    const std::int64_t cap = version().mla_prefill_workspace_max_rows;
+    if (cap <= 0) return 0;
+    for (const auto& blk : m.blocks)
+      if (blk.kind == AttnKind::mla) {
+        const std::int64_t rows = std::min(std::max(8 * context, 4 * d.max_num_seqs * d.block_size), cap);
+        return static_cast<double>(rows) * static_cast<double>(blk.kv_lora_rank + blk.qk_rope_head_dim) * model_dtype_bytes(m);
+      }
+    return 0;
+  }
+
+  // V0's max_num_batched_tokens when the user sets none (vllm/config.py SchedulerConfig @
+  // v0.6.4.post1): max(max_model_len, 2048), or 512 with chunked prefill, which
+  // EngineArgs.create_engine_config (arg_utils.py, same tag) turns on by default above 32,768
+  // tokens for text-only models without a sliding window. From v0.6.5 the chunked figure is 2048;
+  // the window follows its v0.6.4 source.
+  static std::int64_t v0_profile_tokens(const Model& m, std::int64_t context) {
+    bool sliding = false;
+    for (const auto& blk : m.blocks) sliding = sliding || blk.sliding_window > 0;
+    const bool chunked = context > 32768 && m.vision_params <= 0 && !sliding;
+    return chunked ? 512 : std::max<std::int64_t>(context, 2048);
+  }
+
   double activation_bytes(const Model& m, const Layout& l, const EngineDefaults& d, std::int64_t context, bool last_stage,
                           int images_per_prompt) const {
     std::int64_t tokens = d.max_num_batched_tokens;
@@ -364,7 +400,7 @@ class Vllm final : public EngineModel {
       mlp = static_cast<double>(tokens) * (live + h) * elem;
     }
     const double peak = persistent ? std::max(sampler + moe, mlp) : std::max({sampler, moe, mlp});
-    const double language = peak + elem * static_cast<double>(tokens) * static_cast<double>(m.hidden_size);
+    const double language = peak + elem * static_cast<double>(tokens) * static_cast<double>(m.hidden_size) + mla_prefill_workspace_bytes(m, d, context);
     if (mm.seqs <= 0) return language;
     // the multimodal profile: the language-model forward runs with the masks and the fp32 pixel
     // values still live; the vision tower and the mask building run before it

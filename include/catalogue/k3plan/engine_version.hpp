@@ -52,7 +52,16 @@ struct EngineVersion {
   // (0.8.4: "h100" / "h200" in the device name -> 8192 / 1024, else 2048 / 256) |
   // name_seqs_1024 (0.8.0-0.8.3: batched tokens by the name, 1024 sequences on every GPU);
   // vllm/engine/arg_utils.py _set_default_args_v1 @ v0.8.0 (966f933ee1), v0.8.4 (dc1b4a6f13)
+  // ... | v0 (the V0 engine: 256 sequences, batched tokens from max_model_len; vllm/config.py @
+  // v0.6.4.post1)
   std::string batch_defaults = "memory";
+  // Rows of the MLA chunked-prefill workspace that exist while the profile runs (0 = built after the
+  // KV cache is sized): 0.8.0-0.8.5 build MLACommonMetadataBuilder, which allocates
+  // min(max(8 x max_model_len, 4 x max_num_seqs x block_size), this) x head_size model-dtype
+  // elements, in GPUModelRunner.__init__ (v1/attention/backends/mla/common.py,
+  // v1/worker/gpu_model_runner.py @ v0.8.4); from 0.9.0 initialize_attn_backend builds it after
+  // determine_available_memory.
+  std::int64_t mla_prefill_workspace_max_rows = 0;
   // What an enabled prefix cache does to the state (mamba-style) layers of a hybrid model
   // (vllm/model_executor/models/config.py MambaModelConfig, vllm/v1/kv_cache_interface.py
   // MambaSpec.max_memory_usage_bytes): "off" = switched off for hybrids (one state block per

@@ -97,8 +97,9 @@ class EngineModel {
   virtual std::vector<Layout> search_layout_candidates(const Model&, int) const { return {}; }
 
   // --- memory
+  // `context` is the max model length (0 = not known: the figures that do not depend on it).
   virtual EngineDefaults defaults(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& s,
-                                  std::int64_t users_per_instance) const = 0;
+                                  std::int64_t users_per_instance, std::int64_t context) const = 0;
   // Weight bytes on one rank of the stage covering layers [first, last).
   double stage_weights_bytes(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& s, int first, int last,
                              bool has_embed, bool has_head) const;
