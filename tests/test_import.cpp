@@ -359,3 +359,14 @@ TEST_CASE("vLLM's RoPE caches grow with linear scaling and Gemma 3 holds a secon
   CHECK(load("meta-llama--Llama-3.1-8B-Instruct_config.json").rope_cache_positions == 0);
   CHECK(load("deepseek-ai--DeepSeek-V3_config.json").rope_cache_positions == 0);
 }
+
+TEST_CASE("Gemma 1 ties lm_head to the embedding when its config.json gives no tie_word_embeddings") {
+  // transformers GemmaConfig defaults tie_word_embeddings to true, and vLLM's GemmaForCausalLM
+  // asserts it (model_executor/models/gemma.py @ v0.19.0); the stored Gemma 7B config omits the field
+  const Model m = load("google--gemma-7b_config.json");
+  CHECK(m.tie_word_embeddings);
+  CHECK(m.num_layers() == 28);
+  // 8.54 B with the head shared (28 layers of 16 x 256 attention and a 24,576 GeGLU, 256,000 x 3,072
+  // embedding); an untied head would add 0.79 B
+  CHECK(count_params(m).total == Approx(8.538e9).epsilon(0.002));
+}

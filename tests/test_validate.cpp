@@ -227,3 +227,32 @@ TEST_CASE("a pasted vLLM V0 excerpt without logger prefixes is read as a V0 star
   const std::string v1 = std::string(K3PLAN_TEST_DATA) + "/logs/vllm/gemma2-27b-it-h100-tp1-v0190.log";
   CHECK_FALSE(parse_engine_log(k3plan_test::slurp(v1), v1).v0_engine);
 }
+
+TEST_CASE("a vLLM log whose args line is missing takes gpu_memory_utilization from the CUDA-graph advisory line", "[validate]") {
+  // the wording of v1/worker/gpu_worker.py determine_available_memory @ v0.19.0 (profiling off) and of
+  // the 0.21+ line (profiling on); both quote cache_config.gpu_memory_utilization
+  const EngineLog v019 = parse_engine_log(
+      "INFO 04-07 15:59:02 [gpu_worker.py:470] In v0.19, CUDA graph memory profiling will be enabled by default "
+      "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1) ... increase --gpu-memory-utilization from 0.9500 to 0.9526 to maintain "
+      "the same effective KV cache size.\n"
+      "INFO 04-07 15:59:03 [kv_cache_utils.py:1319] GPU KV cache size: 307,184 tokens\n",
+      "advisory.log");
+  CHECK(v019.arg("gpu_memory_utilization") == "0.9500");
+  CHECK(v019.args_from == "CUDA-graph advisory line");
+  const EngineLog v024 = parse_engine_log(
+      "(EngineCore pid=1878) INFO 07-09 21:29:51 [gpu_worker.py:523] CUDA graph memory profiling is enabled (default since "
+      "v0.21.0). The current --gpu-memory-utilization=0.8500 is equivalent to --gpu-memory-utilization=0.8299 without CUDA "
+      "graph memory profiling.\n"
+      "(EngineCore pid=1878) INFO 07-09 21:29:51 [kv_cache_utils.py:2146] GPU KV cache size: 223,152 tokens\n",
+      "advisory24.log");
+  CHECK(v024.arg("gpu_memory_utilization") == "0.8500");
+  // an args line wins over the advisory
+  const EngineLog both = parse_engine_log(
+      "(APIServer pid=1) INFO 04-22 00:52:29 [utils.py:233] non-default args: {'model': 'm', 'gpu_memory_utilization': 0.95}\n"
+      "INFO 04-07 15:59:02 [gpu_worker.py:470] In v0.19, CUDA graph memory profiling will be enabled by default ... increase "
+      "--gpu-memory-utilization from 0.9000 to 0.9526 to maintain the same effective KV cache size.\n"
+      "INFO 04-07 15:59:03 [kv_cache_utils.py:1319] GPU KV cache size: 307,184 tokens\n",
+      "both.log");
+  CHECK(both.arg("gpu_memory_utilization") == "0.95");
+  CHECK(both.args_from == "non-default args");
+}

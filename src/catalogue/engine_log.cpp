@@ -219,6 +219,12 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
   const std::regex vllm_version(R"(vLLM API server version v?([0-9]+\.[0-9]+(\.[0-9]+)*(\.post[0-9]+|rc[0-9]+)?))");
   const std::regex engine_version(R"(LLM engine \(v([0-9]+\.[0-9]+(\.[0-9]+)*[^)]*)\))");
   const std::regex sglang_version(R"((?:sglang|SGLang)[ =:_-]*(?:version)?[ =:]*v?([0-9]+\.[0-9]+\.[0-9]+(\.post[0-9]+)?))");
+  // vLLM's CUDA-graph advisory quotes the utilization in force, cache_config.gpu_memory_utilization:
+  // "increase --gpu-memory-utilization from %.4f to %.4f" / "The current --gpu-memory-utilization=%.4f
+  // is equivalent" (v1/worker/gpu_worker.py determine_available_memory @ v0.19.0); read when no
+  // arguments line gives it
+  const std::regex util_advisory(R"(--gpu-memory-utilization(?: from |=)([01]\.[0-9]+))");
+  std::string advisory_util;
   bool in_command = false;
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -392,6 +398,14 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
     }
     if (t.find("Memory pool end") != std::string::npos) set_once(log.pool_end_avail_bytes, gib_after(t, "avail mem"));
     if (sglang && log.version.empty() && std::regex_search(t, m, sglang_version)) log.version = m[1];
+    if (advisory_util.empty() && t.find("CUDA graph memory profiling") != std::string::npos && std::regex_search(t, m, util_advisory)) {
+      advisory_util = m[1];
+      vllm = true;
+    }
+  }
+  if (!advisory_util.empty() && !log.has("gpu_memory_utilization")) {
+    log.args["gpu_memory_utilization"] = advisory_util;
+    log.args_from += log.args_from.empty() ? "CUDA-graph advisory line" : " + CUDA-graph advisory line";
   }
   if (vllm && !sglang) log.engine = Engine::vllm;
   if (sglang && !vllm) log.engine = Engine::sglang;

@@ -203,6 +203,9 @@ namespace {
 //  - gemma2: models/gemma2/configuration_gemma2.py / modeling_gemma2.py: every other layer (even
 //    index) sliding, the odd ones global
 //  - opt: models/opt/configuration_opt.py OPTConfig (tie_word_embeddings left at true)
+//  - gemma (Gemma 1): models/gemma/configuration_gemma.py GemmaConfig (tie_word_embeddings=True);
+//    vLLM's GemmaForCausalLM asserts it and computes the logits from embed_tokens, no lm_head of
+//    its own (model_executor/models/gemma.py @ v0.19.0)
 std::vector<std::string> fill_family_defaults(nlohmann::json& t, const nlohmann::json& root) {
   std::vector<std::string> filled;
   std::string type = t.contains("model_type") && t["model_type"].is_string() ? t["model_type"].get<std::string>() : "";
@@ -235,6 +238,8 @@ std::vector<std::string> fill_family_defaults(nlohmann::json& t, const nlohmann:
   } else if (type == "opt") {
     // OPTConfig leaves tie_word_embeddings at the PretrainedConfig default (true); vLLM's
     // OPTForCausalLM then shares lm_head with embed_tokens (models/opt.py @ v0.19.0)
+    put("tie_word_embeddings", true);
+  } else if (type == "gemma") {
     put("tie_word_embeddings", true);
   } else if (type == "gemma2") {
     put("tie_word_embeddings", true);  // Gemma2Config default
