@@ -197,6 +197,22 @@ TEST_CASE("SGLang's --max-total-tokens caps every DP-attention rank's pool", "[v
   CHECK(u.predicted_kv_tokens > 131072);
 }
 
+TEST_CASE("an argument repr cut before its closing bracket keeps only the arguments a comma closes", "[validate]") {
+  // sglang#11830's stored excerpt ends the ServerArgs line inside chunked_prefill_size ("163 [...]"):
+  // the cut value is not read as 163, and the complete arguments before it are kept
+  const auto cut = parse_python_pairs("ServerArgs(model_path='Qwen/Qwen2.5-VL-7B-Instruct', mem_fraction_static=0.76, chunked_prefill_size=163 [...]");
+  CHECK(cut.at("model_path") == "Qwen/Qwen2.5-VL-7B-Instruct");
+  CHECK(cut.at("mem_fraction_static") == "0.76");
+  CHECK(cut.count("chunked_prefill_size") == 0);
+  const auto cut_dict = parse_python_pairs("{'model': 'm', 'max_model_len': 81");
+  CHECK(cut_dict.at("model") == "m");
+  CHECK(cut_dict.count("max_model_len") == 0);
+  // a closed repr keeps its last argument
+  const auto whole = parse_python_pairs("ServerArgs(tp_size=2, chunked_prefill_size=16384)");
+  CHECK(whole.at("chunked_prefill_size") == "16384");
+  CHECK(whole.at("tp_size") == "2");
+}
+
 TEST_CASE("a pasted vLLM V0 excerpt without logger prefixes is read as a V0 start-up with its blocks and weights", "[validate]") {
   // the lines as vllm#10517's comment pastes them (v0.6.4 worker.py / model_runner.py / gpu_executor.py
   // messages without the "INFO ... file.py:N]" prefix); the header lines before them stay comments

@@ -116,9 +116,14 @@ std::map<std::string, std::string> parse_python_pairs(const std::string& text) {
       close = ')';
     }
   }
+  // A repr whose closing bracket is missing was cut (a pasted or stored excerpt ends inside it,
+  // "... chunked_prefill_size=163 [...]"): its last item may have lost part of its value, so only
+  // the items a comma closes are read.
+  bool cut = false;
   if (close) {
     const auto stop = match_close(s, begin - 1);
-    end = stop == std::string::npos ? s.size() : stop - 1;
+    cut = stop == std::string::npos;
+    end = cut ? s.size() : stop - 1;
   }
   // split on commas at depth 0 of the inner text
   std::vector<std::string> items;
@@ -146,7 +151,7 @@ std::map<std::string, std::string> parse_python_pairs(const std::string& text) {
     }
     cur += c;
   }
-  if (!trim(cur).empty()) items.push_back(cur);
+  if (!cut && !trim(cur).empty()) items.push_back(cur);
   for (const auto& it : items) {
     // key and value split at the first ':' (dict) or '=' (kwargs) outside quotes
     char q = 0;

@@ -60,7 +60,8 @@ struct EngineLog {
 EngineLog parse_engine_log(const std::string& text, const std::string& origin);
 
 // Key/value pairs of a Python repr: "{'a': 1, 'b': 'x'}" or "Name(a=1, b='x')" or a bare
-// "a=1, b=x" list; nested values are kept as their raw text. Exposed for tests.
+// "a=1, b=x" list; nested values are kept as their raw text. A repr cut before its closing
+// bracket keeps only the items a comma closes (the last one may be cut mid-value). Exposed for tests.
 std::map<std::string, std::string> parse_python_pairs(const std::string& text);
 
 }  // namespace k3plan
