@@ -300,16 +300,6 @@ class Vllm final : public EngineModel {
     return v == "align" ? "align" : "none";
   }
 
-  // Torch activation peak of the profile run. V1: fitted on three H100 vLLM 0.19 logs (in-sample:
-  // Llama-3.1-8B 1.89 GiB, Qwen2.5-7B 2.21 GiB, Qwen3-14B 2.23 GiB at 8192 batched tokens and 1024
-  // sequences): the sampler's fp32 logits and their copies dominate (about 15 B per sequence per
-  // vocab entry), plus the hidden states of the batched tokens. V0 without chunked prefill runs
-  // the profile at max(max_model_len, max_num_batched_tokens) tokens.
-  // Only the last pipeline stage runs the sampler. MoE layers add the fused-MoE workspace
-  // (vllm/model_executor/layers/fused_moe/fused_moe.py fused_experts_impl: cache13 of
-  // M x top_k x max(N, K) plus cache2 of M x top_k x N/2 elements in the activation dtype, with
-  // M = min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE = 32768), N = 2 x the expert width on this rank,
-  // K = hidden); it is live at a different time than the sampler, so the larger of the two counts.
   // The MLA chunked-prefill workspace when it exists during the profile (the window's
   // mla_prefill_workspace_max_rows; vllm/v1/attention/backends/mla/common.py
   // MLACommonMetadataBuilder.__init__ @ v0.8.4): rows of the latent head (kv_lora_rank +
@@ -337,6 +327,16 @@ class Vllm final : public EngineModel {
     return chunked ? 512 : std::max<std::int64_t>(context, 2048);
   }
 
+  // Torch activation peak of the profile run. V1: fitted on three H100 vLLM 0.19 logs (in-sample:
+  // Llama-3.1-8B 1.89 GiB, Qwen2.5-7B 2.21 GiB, Qwen3-14B 2.23 GiB at 8192 batched tokens and 1024
+  // sequences): the sampler's fp32 logits and their copies dominate (about 15 B per sequence per
+  // vocab entry), plus the hidden states of the batched tokens. V0 without chunked prefill runs
+  // the profile at max(max_model_len, max_num_batched_tokens) tokens.
+  // Only the last pipeline stage runs the sampler. MoE layers add the fused-MoE workspace
+  // (vllm/model_executor/layers/fused_moe/fused_moe.py fused_experts_impl: cache13 of
+  // M x top_k x max(N, K) plus cache2 of M x top_k x N/2 elements in the activation dtype, with
+  // M = min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE = 32768), N = 2 x the expert width on this rank,
+  // K = hidden); it is live at a different time than the sampler, so the larger of the two counts.
   double activation_bytes(const Model& m, const Layout& l, const EngineDefaults& d, std::int64_t context, bool last_stage,
                           int images_per_prompt) const {
     std::int64_t tokens = d.max_num_batched_tokens;
