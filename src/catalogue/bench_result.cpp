@@ -9,6 +9,7 @@
 #include <k3plan/input_file.hpp>
 #include <k3plan/number_text.hpp>
 #include <map>
+#include <string_view>
 #include <nlohmann/json.hpp>
 
 namespace k3plan {
@@ -87,7 +88,9 @@ std::optional<bool> opt_bool(const json& o, const std::string& path, const std::
 }
 
 // vLLM `vllm bench serve --save-result`: vllm/benchmarks/serve.py @ v0.19.0
-// (2a69949bdadf0e8942b7a1619b229cb475beef20): result_json holds date ("%Y%m%d-%H%M%S"), backend,
+// (2a69949bdadf0e8942b7a1619b229cb475beef20) json.dump()s one object per run, into its own file, or
+// with --append-result onto the end of the file after a newline (JSON lines, no final newline).
+// result_json holds date ("%Y%m%d-%H%M%S"), backend,
 // model_id, max_concurrency (null without --max-concurrency), then the benchmark result: completed,
 // total_input_tokens, total_output_tokens, output_throughput, total_token_throughput (tok/s over the
 // run), and per selected percentile metric mean_/median_/std_/p99_<metric>_ms (ttft, tpot, itl;
@@ -137,6 +140,12 @@ BenchPoint sglang_point(const json& o, const std::string& where) {
     p.kv_dtype = opt_str(o, "server_info.kv_cache_dtype", where);
     p.engine_version = opt_str(o, "server_info.version", where);
     p.model = opt_str(o, "server_info.model_path", where);
+    // --dp-size without DP attention launches dp_size copies of the TP group (tp_size GPUs each,
+    // base_gpu_id += tp_size) and the controller dispatches requests over them round-robin, its
+    // default load_balance_method (python/sglang/srt/managers/data_parallel_controller.py,
+    // launch_dp_schedulers); with DP attention the dp ranks live inside the one TP group
+    const int dp = opt_int(o, "server_info.dp_size", where);
+    if (dp > 0) p.replicas = p.dp_attention.value_or(false) ? 1 : dp;
   }
   return p;
 }
@@ -202,6 +211,47 @@ std::string python_json(const std::string& line) {
     if (!replaced) out += c;
   }
   return out;
+}
+
+// Two or more non-blank lines, each one whole object ('{' ... '}'): JSON lines, as bench_serving and
+// vLLM's --append-result write them. One object pretty-printed over many lines is not.
+bool json_lines(const std::string& text) {
+  int objects = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view one(text.data() + start, end - start);
+    start = end + 1;
+    const auto b = one.find_first_not_of(" \t\r"), e = one.find_last_not_of(" \t\r");
+    if (b == std::string_view::npos) continue;
+    if (one[b] != '{' || one[e] != '}') return false;
+    ++objects;
+  }
+  return objects > 1;
+}
+
+// Each non-blank line one JSON object (Python's bare Infinity / NaN allowed), handed to `take` with
+// "FILE:LINE"; a line that is not an object names its line.
+template <class Take>
+void for_each_json_line(const std::string& text, const std::string& origin, const char* writer, Take take) {
+  std::size_t start = 0;
+  int line = 0, objects = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    ++line;
+    const std::string one = text.substr(start, end - start);
+    start = end + 1;
+    if (one.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = fmt::format("{}:{}", origin, line);
+    // the line's own number in a parse error: the JSON reader counts lines from the start of its text
+    const json o = parse_json_input(std::string(static_cast<std::size_t>(line - 1), '\n') + python_json(one), origin);
+    if (!o.is_object()) throw InputError(fmt::format("{}: expected a JSON object per line ({})", where, writer));
+    take(o, where);
+    ++objects;
+  }
+  if (objects == 0) throw InputError(fmt::format("{}: no JSON lines", origin));
 }
 
 // --- CSV (RFC 4180: quoted fields, doubled quotes, CRLF) --------------------------------------------
@@ -339,27 +389,18 @@ BenchFile parse_bench_text(const std::string& text, const std::string& origin, c
                     origin));
   if (f.format == "vllm") {
     f.fields_source = kVllmSource;
-    const json o = parse_json_input(text, origin);
-    if (!o.is_object()) throw InputError(fmt::format("{}: expected one JSON object (vllm bench serve --save-result)", origin));
-    f.points.push_back(vllm_point(o, origin));
+    if (json_lines(text)) {
+      for_each_json_line(text, origin, "vllm bench serve --save-result --append-result",
+                         [&](const json& o, const std::string& where) { f.points.push_back(vllm_point(o, where)); });
+    } else {
+      const json o = parse_json_input(python_json(text), origin);
+      if (!o.is_object()) throw InputError(fmt::format("{}: expected one JSON object (vllm bench serve --save-result)", origin));
+      f.points.push_back(vllm_point(o, origin));
+    }
   } else if (f.format == "sglang") {
     f.fields_source = kSglangSource;
-    std::size_t start = 0;
-    int line = 0;
-    while (start < text.size()) {
-      std::size_t end = text.find('\n', start);
-      if (end == std::string::npos) end = text.size();
-      ++line;
-      const std::string one = text.substr(start, end - start);
-      start = end + 1;
-      if (one.find_first_not_of(" \t\r") == std::string::npos) continue;
-      const std::string where = fmt::format("{}:{}", origin, line);
-      // the line's own number in a parse error: the JSON reader counts lines from the start of its text
-      const json o = parse_json_input(std::string(static_cast<std::size_t>(line - 1), '\n') + python_json(one), origin);
-      if (!o.is_object()) throw InputError(fmt::format("{}: expected a JSON object per line (sglang.bench_serving --output-file)", where));
-      f.points.push_back(sglang_point(o, where));
-    }
-    if (f.points.empty()) throw InputError(fmt::format("{}: no JSON lines", origin));
+    for_each_json_line(text, origin, "sglang.bench_serving --output-file",
+                       [&](const json& o, const std::string& where) { f.points.push_back(sglang_point(o, where)); });
   } else if (f.format == "guidellm") {
     f.fields_source = kGuidellmSource;
     const json o = parse_json_input(text, origin);

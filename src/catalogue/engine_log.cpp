@@ -280,6 +280,9 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
       if (t.find("Initializing an LLM engine") != std::string::npos || t.find("Initializing a V0 LLM engine") != std::string::npos)
         log.v0_engine = true;
     }
+    // the custom all-reduce's P2P check (vllm/distributed/device_communicators/custom_all_reduce.py,
+    // gpu_p2p_access_check) failed: the GPUs of the group cannot map each other's memory
+    if (t.find("Custom allreduce is disabled because your platform lacks GPU P2P capability") != std::string::npos) log.no_gpu_p2p = true;
     if (std::regex_search(t, m, vllm_version) && log.version.empty()) {
       log.version = m[1];
       vllm = true;

@@ -349,6 +349,9 @@ void define_perf(CLI::App& sub, Cli& cli) {
   sub.add_option("--expert-precision", o->expert_precision, "Only the routed experts in this format (nvfp4, mxfp4, fp8, ...)");
   kv_dtype_option(sub, o->kv_dtype);
   choice(cli, sub.add_option("--engine", o->engine, "sglang, vllm, trt or atom")->capture_default_str(), {"sglang", "vllm", "trt", "atom"});
+  sub.add_option("--engine-version", o->engine_version,
+                 "Engine release, e.g. 0.19.0 or 0.5.9: the memory rules' window (sglang, vllm) and a calibration entry keyed to it "
+                 "(default: the newest modelled, any entry)");
   request_shape(sub, o->isl, o->osl);
   sub.add_option("--concurrency,-c", o->concurrency, "Concurrent users (closed loop)")->capture_default_str()->check(whole(1, 1000000));
   sub.add_option("--spec-tokens", o->spec_tokens, "Speculative decoding: draft tokens per step (0 = off)")->check(whole(0, 16));
@@ -435,6 +438,10 @@ void define_calibrate(CLI::App& sub, Cli& cli) {
          {"none", "mtp"});
   sub.add_option("--tp", f.tp, "Tensor parallel it ran (default: the file's)")->check(whole(1, kMaxDegree));
   sub.add_option("--ep", f.ep, "Expert parallel it ran (default: the file's, else 1)")->check(whole(1, kMaxDegree));
+  sub.add_option("--dp", f.dp,
+                 "Data-parallel replicas it ran behind one endpoint, the users split evenly (vLLM data_parallel_size, SGLang "
+                 "dp_size without DP attention; default: the file's, else 1)")
+      ->check(whole(1, kMaxDegree));
   sub.add_flag("--enable-dp-attention", f.dp_attention, "It ran SGLang DP-attention (default: the file's)");
   sub.add_option("--concurrency,-c", f.concurrency, "Concurrent requests it ran (default: the file's max concurrency)")
       ->check(whole(1, 1000000));

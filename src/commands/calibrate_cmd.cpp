@@ -65,6 +65,7 @@ Report run_calibrate(const Catalogue& cat, const CalibrateCommandOptions& o) {
                      {"isl", x.row.isl},
                      {"osl", x.row.osl},
                      {"concurrency", x.row.conc},
+                     {"replicas", x.row.replicas},
                      {"measured", {{"tput_tok_s_per_gpu", x.row.tput_total}, {"tpot_ms", x.row.tpot_ms}, {"ttft_s", x.row.ttft_s}}}};
     if (x.slice.empty()) {
       j["skipped"] = x.skipped;
@@ -82,7 +83,9 @@ Report run_calibrate(const Catalogue& cat, const CalibrateCommandOptions& o) {
         at = "line " + at.substr(1);
       else if (at.rfind(": ", 0) == 0)
         at = at.substr(2);
-      t.rows.push_back({at, x.slice, fmt::format("{}/{} x {}", fmt_num(x.row.isl), fmt_num(x.row.osl), x.row.conc),
+      t.rows.push_back({at, x.slice,
+                        fmt::format("{}/{} x {}{}", fmt_num(x.row.isl), fmt_num(x.row.osl), x.row.conc,
+                                    x.row.replicas > 1 ? fmt::format(" over {} replicas", x.row.replicas) : ""),
                         fmt::format("{} / {} / {}", fmt_num(x.row.tput_total), fmt_num(x.before.pred.tput_total_per_gpu),
                                     fmt_num(x.after.pred.tput_total_per_gpu)),
                         three(x.row.tpot_ms, x.before.pred.tpot_ms, x.after.pred.tpot_ms, "{:.2f}"),

@@ -24,6 +24,11 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
 
   Report r;
   r.data = perf_json(m, g, o.engine, f.layout, c, p, prec);
+  // the memory rules' window (sglang, vllm); trt and atom are checked with SGLang's newest
+  const std::string engine_text =
+      o.engine == "sglang" || o.engine == "vllm" ? engine_model(le, o.engine_version).label() : o.engine;
+  r.data["engine_version"] = o.engine == "sglang" || o.engine == "vllm" ? nlohmann::json(engine_model(le, o.engine_version).version().id)
+                                                                         : nlohmann::json(nullptr);
   r.data["fits"] = mc.fits;
   r.data["max_running"] = mc.max_running;
   r.data["max_running_pool"] = mc.pool_running;
@@ -78,7 +83,7 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
   r.data["calibrated"] = eff.calibrated;
   if (!eff.calibrated) r.data["derived_from"] = eff.derived_from;
 
-  Table t{fmt::format("{} on {} x {} ({}, {}, {}), ISL {} / OSL {}, {} users", m.id, f.gpus, g.id, o.engine, layout_text(f.layout), prec,
+  Table t{fmt::format("{} on {} x {} ({}, {}, {}), ISL {} / OSL {}, {} users", m.id, f.gpus, g.id, engine_text, layout_text(f.layout), prec,
                       fmt_num(o.isl), fmt_num(o.osl), o.concurrency),
           {"measure", "value", "error band (" + slice + ")"},
           {},

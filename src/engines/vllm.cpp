@@ -164,8 +164,11 @@ class Vllm final : public EngineModel {
     b.reserved_bytes = (1 - d.memory_fraction) * cap;
     b.activation_bytes = activation_bytes(m, *in.layout, d, in.context, in.stage == in.stages - 1, in.settings->mm_images_per_prompt);
     // non-torch memory: custom all-reduce and NCCL buffers exist with TP > 1; a pipeline rank of
-    // TP 1 only has its send/recv buffers
-    const double non_torch_gib = in.layout->tp > 1 ? v.non_torch_tp_gib : in.layout->pp > 1 ? v.non_torch_pp_gib : v.non_torch_tp1_gib;
+    // TP 1 only has its send/recv buffers. Without GPU P2P, NCCL's intra-node transport is SHM,
+    // whose buffers are host shared memory (NCCL src/transport/shm.cc, shmSendSetup: ncclShmOpen),
+    // and the custom all-reduce is off, so a TP group holds what a single rank does.
+    const bool tp_buffers_on_gpu = in.layout->tp > 1 && in.settings->gpu_p2p;
+    const double non_torch_gib = tp_buffers_on_gpu ? v.non_torch_tp_gib : in.layout->pp > 1 ? v.non_torch_pp_gib : v.non_torch_tp1_gib;
     b.overhead_bytes = non_torch_gib * kGiB;
     // 0.20 on: the CUDA-graph memory estimate is subtracted too (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1)
     const double cudagraph = v.cudagraph_in_profile ? v.cudagraph_estimate_gib * kGiB : 0.0;
@@ -225,6 +228,7 @@ class Vllm final : public EngineModel {
     s.max_num_batched_tokens = log.int_arg("max_num_batched_tokens", 0, 1, std::int64_t{1} << 34);
     s.max_num_seqs = log.int_arg("max_num_seqs", 0, 1, 1 << 24);
     s.cpu_offload_bytes = log.num_arg("cpu_offload_gb", 0, 0, 1e6) * kGiB;  // per GPU (vllm/config/cache.py)
+    if (log.no_gpu_p2p) s.gpu_p2p = false;
     // --limit-mm-per-prompt: {'image': 50, 'video': 2} (Namespace / non-default args) or image=50,video=2
     if (log.has("limit_mm_per_prompt")) {
       static const std::regex kImage(R"(['"]?image['"]?\s*[:=]\s*(\d{1,6}))");

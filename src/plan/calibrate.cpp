@@ -53,7 +53,7 @@ CalibrationSet prepare_calibration(const Catalogue& cat, const std::vector<Measu
     c.isl = row.isl;
     c.osl = row.osl;
     c.length_scale = length_scale;  // InferenceX draws lengths at 80-100% of nominal: 0.9 (../shared/measured/README.md)
-    c.concurrency = row.conc;
+    c.concurrency = row.conc / std::max(row.replicas, 1);  // one replica's share of the users
     c.prefill_chunk = default_chunk(*x.gpu, row.engine);
     c.mixed_prefill = mixes_prefill(row.engine);
     c.kernels = kernel_path(row.engine, *x.gpu, m);
@@ -61,7 +61,7 @@ CalibrationSet prepare_calibration(const Catalogue& cat, const std::vector<Measu
     s.engine = c.engine;
     s.kv_dtype = row.kv_dtype;
     s.draft_layers = row.spec == "mtp" ? 1 : 0;
-    const MemCheck mc = memory_check(m, *x.gpu, c.layout, s, row.isl, row.osl, length_scale, row.conc);
+    const MemCheck mc = memory_check(m, *x.gpu, c.layout, s, row.isl, row.osl, length_scale, c.concurrency);
     c.max_running = mc.max_running;
     x.fits = mc.fits;
     set.rows.push_back(std::move(x));
@@ -247,11 +247,11 @@ PerfEfficiency fit_other_families(const CalibrationSet& set, const EfficiencyTab
 }
 
 PerfEfficiency factors_for(const EfficiencyTable& t, const std::vector<Gpu>& gpus, const Gpu& gpu, const std::string& engine,
-                           const std::string& precision) {
+                           const std::string& precision, const std::string& version) {
   const std::string fam = t.family_of(gpu);
   bool has = false;
   for (const auto& e : t.entries) has = has || (e.family == fam && !fam.empty());
-  if (has) return t.lookup(gpu, engine, precision);
+  if (has) return t.lookup(gpu, engine, precision, version);
   std::string eng = engine;
   bool any = false;
   for (const auto& e : t.entries) any = any || (e.engine == engine && !e.calibrated_on.empty());
@@ -460,7 +460,13 @@ Calibration calibrate_results(const Catalogue& cat, const CalibrateOptions& o) {
     if (r.conc == 0)
       throw InputError(
           fmt::format("{}: field '{}' is missing or null (an open-loop run): give --concurrency", p.where, p.concurrency_field));
-    r.gpus = r.tp;
+    r.replicas = pick(p.replicas, o.dp, "data-parallel size", skip);
+    if (r.replicas == 0) r.replicas = 1;
+    // the replicas share the users evenly (round-robin / least-loaded dispatch); a share that is not
+    // whole has no single-instance prediction to compare with
+    if (r.conc % r.replicas != 0 && skip.empty())
+      skip = fmt::format("{} users do not split evenly over {} data-parallel replicas", r.conc, r.replicas);
+    r.gpus = r.tp * r.replicas;
     r.isl = p.isl_tokens;
     r.osl = p.osl_tokens;
     r.tput_total = p.tput_total_tok_s_per_gpu > 0 ? p.tput_total_tok_s_per_gpu : p.tput_total_tok_s / r.gpus;
@@ -468,8 +474,8 @@ Calibration calibrate_results(const Catalogue& cat, const CalibrateOptions& o) {
     r.tpot_ms = p.tpot_ms;
     r.date = p.date;
     r.exclude = p.exclude;
-    r.id = fmt::format("{}/{}/{}/{}/tp{}ep{}{}/{:g}-{:g}/c{}", r.gpu, r.engine, r.precision, r.spec, r.tp, r.ep,
-                       r.dp_attention ? "dpa" : "", r.isl, r.osl, r.conc);
+    r.id = fmt::format("{}/{}/{}/{}/tp{}ep{}{}{}/{:g}-{:g}/c{}", r.gpu, r.engine, r.precision, r.spec, r.tp, r.ep,
+                       r.dp_attention ? "dpa" : "", r.replicas > 1 ? fmt::format("x{}", r.replicas) : "", r.isl, r.osl, r.conc);
     if (skip.empty() && !p.exclude.empty()) skip = p.exclude;
     if (skip.empty()) {
       const std::string fam = table.family_of(cat.gpu(r.gpu));

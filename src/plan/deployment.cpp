@@ -86,6 +86,7 @@ PerfInputs perf_inputs(const Catalogue& cat, const PerfOptions& o) {
   if (o.gpu.empty()) throw InputError("perf: give a GPU (-g)");
   in.g = &cat.gpu(o.gpu);
   in.le = layout_engine(o.engine);
+  if (o.engine == "sglang" || o.engine == "vllm") engine_model(in.le, o.engine_version);  // an unknown release lists the known ones
   if (!(o.isl >= 1 && o.isl <= 1e7) || !(o.osl >= 1 && o.osl <= 1e7))
     throw InputError("--isl and --osl: must be between 1 and 10,000,000 tokens");
   if (o.concurrency < 1 || o.concurrency > 1000000)
@@ -104,6 +105,8 @@ PerfInputs perf_inputs(const Catalogue& cat, const PerfOptions& o) {
 EngineSettings perf_settings(const PerfInputs& in, const PerfOptions& o) {
   EngineSettings s;
   s.engine = in.le;
+  // trt and atom releases number their own engines; their memory is checked with SGLang's newest rules
+  if (o.engine == "sglang" || o.engine == "vllm") s.engine_version = o.engine_version;
   s.kv_dtype = o.kv_dtype;
   s.draft_layers = o.spec_tokens > 0 ? std::max(1, in.m.mtp_layers) : 0;
   if (o.max_running_requests) {
@@ -128,7 +131,7 @@ PerfEvaluation evaluate_perf(const Catalogue& cat, const PerfOptions& o) {
   const EfficiencyTable& table = in.table;
   PerfEvaluation ev;
   ev.gpu = &g;
-  ev.eff = factors_for(table, cat.gpus(), g, o.engine, precision_key(m));
+  ev.eff = factors_for(table, cat.gpus(), g, o.engine, precision_key(m), o.engine_version);
   const PerfEfficiency& eff = ev.eff;
 
   EngineSettings s = perf_settings(in, o);
@@ -276,7 +279,7 @@ PerfDisaggEvaluation evaluate_perf_disagg(const Catalogue& cat, const PerfOption
   ev.model = in.m;
   ev.precision = precision_label(in.base, o.precision, o.expert_precision);
   ev.gpu = in.g;
-  ev.eff = factors_for(in.table, cat.gpus(), *in.g, o.engine, precision_key(in.m));
+  ev.eff = factors_for(in.table, cat.gpus(), *in.g, o.engine, precision_key(in.m), o.engine_version);
   EngineSettings s = perf_settings(in, o);
   ev.deployment = disagg_deployment(in.m, *in.g, o.engine, p, d, s, o.isl, o.osl, o.length_scale, o.concurrency);
   ev.pm = prepare_perf_model(in.m, o.kv_dtype);

@@ -24,6 +24,7 @@ struct BenchPoint {
   // the deployment, where the file records it (empty / 0 / nullopt = not recorded)
   std::string model, gpu, engine, engine_version, precision, spec, kv_dtype, date;
   int tp = 0, ep = 0, gpus = 0;
+  int replicas = 0;  // data-parallel copies of the instance behind one endpoint (SGLang --dp-size without DP attention)
   std::optional<bool> dp_attention;
   std::string exclude;  // non-empty: read but not usable, with the reason (disaggregated rows)
 };
@@ -35,8 +36,8 @@ struct BenchFile {
 };
 
 // `format`: auto (from the content: a CSV header with `hardware`, an object with `benchmarks`,
-// JSON lines with `total_throughput`, an object with `total_token_throughput`), vllm, sglang,
-// guidellm or inferencex.
+// JSON lines with `total_throughput`, an object or JSON lines with `total_token_throughput`), vllm,
+// sglang, guidellm or inferencex.
 BenchFile read_bench_file(const std::string& path, const std::string& format = "auto");
 BenchFile parse_bench_text(const std::string& text, const std::string& origin, const std::string& format = "auto");
 

@@ -51,6 +51,10 @@ struct EngineSettings {
   double cpu_offload_bytes = 0;       // --cpu-offload-gb (per rank): weights kept in host memory
   int mm_images_per_prompt = 0;       // vLLM --limit-mm-per-prompt image=N; 0 = the engine default (1)
   std::int64_t max_total_tokens = 0;  // SGLang --max-total-tokens (per KV pool): caps the profiled token count; 0 = none
+  // The GPUs of a TP group can map each other's memory (NVLink, or PCIe peer-to-peer). When they
+  // cannot, NCCL has no P2P transport and stages through host memory (SHM), so its per-peer
+  // connection buffers are not on the GPU (vLLM: set from the log's custom all-reduce P2P line).
+  bool gpu_p2p = true;
   const EngineModel& model() const { return engine_model(engine, engine_version); }
 };
 

@@ -55,7 +55,7 @@ PerfEfficiency fit_other_families(const CalibrationSet& set, const EfficiencyTab
 // The table's own factors when the GPU's family is calibrated, else derived ones. `precision` is
 // the weight precision key of the entries (precision_key()).
 PerfEfficiency factors_for(const EfficiencyTable& t, const std::vector<Gpu>& gpus, const Gpu& gpu, const std::string& engine,
-                           const std::string& precision = "");
+                           const std::string& precision = "", const std::string& version = "");
 // The table `perf` and `plan` use: the embedded data/perf/efficiency.yaml (or `efficiency_file`),
 // with the families and entries of every efficiency file under --data laid over it
 // (Catalogue::efficiency_files(); merge_efficiency()).
@@ -74,6 +74,7 @@ struct CalibrateOptions {
   // the deployment, where the file does not record it (where it does, a value given here selects rows)
   std::string model, gpu, engine, engine_version, precision, kv_dtype, spec;
   int tp = 0, ep = 0, concurrency = 0;
+  int dp = 0;  // data-parallel replicas of the instance (vLLM --data-parallel-size, SGLang --dp-size without DP attention)
   bool dp_attention = false;
   std::string efficiency_file;  // the factors to start from (default: embedded + --data)
 };

@@ -46,7 +46,8 @@ struct MeasuredRow {
   MeasuredSide prefill, decode;
   std::string run_url;
   double isl = 0, osl = 0;
-  int conc = 1;
+  int conc = 1;      // users of the whole deployment (closed loop)
+  int replicas = 1;  // data-parallel copies of the instance sharing them evenly (conc / replicas each); gpus = tp x replicas
   std::string date;
   std::string image;  // the engine container image of the run, as the source records it ("" = not recorded)
   double tput_total = 0, tput_input = 0, tput_output = 0;  // per GPU

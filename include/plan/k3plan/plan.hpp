@@ -29,6 +29,9 @@ struct PerfOptions {
   std::string expert_precision;  // only the routed experts in this format (e.g. nvfp4, mxfp4)
   std::string kv_dtype = "auto";
   std::string engine = "sglang";  // sglang | vllm | trt | atom (trt and atom use SGLang's layout rules)
+  // the engine release (0.19.0, 0.5.9): picks the memory window (sglang, vllm) and the factor entry
+  // keyed to a version window (calibrate writes them); empty = the newest window, any entry
+  std::string engine_version;
   double isl = 1024, osl = 1024;
   int concurrency = 1;
   int spec_tokens = 0;
