@@ -57,6 +57,11 @@ struct DisaggLaunchPlan {
   std::vector<NodeCommand> commands;     // every node of every worker, then the router
   std::vector<std::string> address_vars; // the variables the script needs (one per worker head)
   std::string router_url;                // what clients call
+  int router_port = 0;                   // the router / proxy listens here
+  int bootstrap_port = 0;                // SGLang: each prefill worker's bootstrap server (decode workers connect); 0 = none
+  // vLLM's proxy is a file of the engine's source tree at the release, not of its image: where it is
+  // fetched from (the manifest's router pod does; a script runs it from a checkout); empty = in the image
+  std::string router_script_url;
   FlagRelease release;
   std::vector<std::string> notes;
   std::string error;  // the release lacks a disaggregation flag (launch refuses)
@@ -114,6 +119,11 @@ PinnedImage launch_image(Engine e, const std::string& engine_version);
 std::string k8s_name(const std::string& id);
 
 std::string emit_lws(const LaunchPlan& p, const K8sSpec& k);
+// Disaggregated: one LeaderWorkerSet (group size = the worker's nodes) and one leader Service per
+// worker of each pool, each with its pool's spec (the start-up budget of what its pods load), then
+// the router as a Deployment and Service (the prefill pool's image and placement). The router's
+// address variables (${PREFILL_0_ADDR} ...) become the workers' Service names.
+std::string emit_lws(const DisaggLaunchPlan& p, const K8sSpec& prefill, const K8sSpec& decode);
 // The same with the defaults of K8sSpec and no checkpoint figures (the start-up budget's fixed part).
 std::string emit_lws(const LaunchPlan& p, const std::string& image, const std::string& gpu_resource);
 
