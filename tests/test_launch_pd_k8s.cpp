@@ -265,6 +265,14 @@ TEST_CASE("launch k8s vLLM P/D: NixlConnector workers on their pod IPs and the p
   CHECK(init[4] == "/router/" + r[1]);
   CHECK(m.text.find("${") == std::string::npos);
   check_passes_check(m, "h100");
+  // a window named instead of a release: the proxy comes from the release the image is pinned to
+  const Manifest w = manifest({"launch", "-m", "gpt-oss-120b", "-g", "h100", "--engine", "vllm", "--engine-version", "0.11", "--prefill-tp",
+                               "1", "--decode-tp", "1"});
+  const std::string image = w.plan["image"];
+  const std::string tag = image.substr(image.rfind(':') + 1);
+  CHECK(tag == "v" + launch_image(Engine::vllm, "0.11").release);
+  CHECK(expanded(w.of("Deployment")[0]["spec"]["template"]["spec"]["initContainers"][0])[3].find("/vllm/" + tag + "/tests/") !=
+        std::string::npos);
 }
 
 TEST_CASE("launch k8s vLLM P/D over two nodes per worker: every pod's side channel on its own IP", "[launch][k8s][disagg]") {

@@ -163,6 +163,7 @@ Report run_launch_disagg(const Catalogue& cat, const LaunchOptions& o) {
   }
   DisaggLaunchRequest q = o.disagg;
   if (q.router_port == 0) q.router_port = d.engine == Engine::sglang ? 8000 : 8192;
+  q.source_release = pinned.release;  // the image's: the proxy's source file comes from the same release
   const DisaggLaunchPlan plan = make_disagg_launch_plan(pools[0], pools[1], q);
   if (!plan.error.empty()) {
     r.exit_code = 1;

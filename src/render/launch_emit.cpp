@@ -663,8 +663,9 @@ DisaggLaunchPlan make_disagg_launch_plan(LaunchPool prefill, LaunchPool decode, 
     const std::string script = "tests/v1/kv_connector/nixl_integration/toy_proxy_server.py";
     r.argv = {"python3", script, "--host", d.host, "--port", std::to_string(router_port)};
     // the file at the release's tag (vLLM tags are v<release>, as its images), else at main
-    p.router_script_url = fmt::format("https://raw.githubusercontent.com/vllm-project/vllm/{}/{}",
-                                      p.release.release.empty() ? "main" : "v" + p.release.release, script);
+    const std::string rel = !q.source_release.empty() ? q.source_release : p.release.release;
+    p.router_script_url =
+        fmt::format("https://raw.githubusercontent.com/vllm-project/vllm/{}/{}", rel.empty() ? "main" : "v" + rel, script);
     auto list = [&](const char* flag, const std::vector<std::string>& v, bool address) {
       r.argv.push_back(flag);
       for (const auto& x : v) {

@@ -71,6 +71,7 @@ struct DisaggLaunchRequest {
   std::string transfer_backend;  // empty = the engine's default (SGLang mooncake, vLLM NixlConnector)
   std::string ib_device;         // SGLang --disaggregation-ib-device (Mooncake); empty = not passed
   int router_port = 0;  // 0 = the documented one (SGLang router 8000, vLLM proxy 8192)
+  std::string source_release;  // the release whose source files (vLLM's proxy) are fetched: the image's; empty = the flags'
 };
 // The two pools' plans come from make_launch_plan (one worker each); this adds the disaggregation
 // flags (checked against the release's table), one command per node of every worker, and the router.
