@@ -14,6 +14,7 @@
 #include <fstream>
 #include <k3plan/catalogue.hpp>
 #include <k3plan/deploy.hpp>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -122,6 +123,32 @@ inline Run run(const std::vector<std::string>& args, const std::string& cwd = ""
   r.out = slurp(out_path);
   r.err = slurp(err_path);
   return r;
+}
+
+// The kubelet's expansion of a manifest's command / args / env value: "$$" -> "$", $(VAR) from `env`
+// (an unknown $(VAR) stays as written).
+inline std::string kubelet(const std::string& s, const std::map<std::string, std::string>& env) {
+  std::string o;
+  for (std::size_t i = 0; i < s.size();) {
+    if (s.compare(i, 2, "$$") == 0) {
+      o += '$';
+      i += 2;
+    } else if (s.compare(i, 2, "$(") == 0 && s.find(')', i) != std::string::npos && env.count(s.substr(i + 2, s.find(')', i) - i - 2))) {
+      const auto end = s.find(')', i);
+      o += env.at(s.substr(i + 2, end - i - 2));
+      i = end + 1;
+    } else {
+      o += s[i++];
+    }
+  }
+  return o;
+}
+
+// A manifest holds printable ASCII and newlines only: no line break or escape of any YAML version.
+inline bool printable_ascii(const std::string& text) {
+  for (const char ch : text)
+    if (ch != '\n' && (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) > 0x7e)) return false;
+  return true;
 }
 
 // The embedded catalogue, loaded once per test binary.

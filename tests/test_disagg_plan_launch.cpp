@@ -248,7 +248,6 @@ TEST_CASE("launch P/D: bad input exits 2 with one line") {
   };
   expect_usage_error(with({"--prefill-tp", "1"}), {"--decode-tp"});
   expect_usage_error(with({"--prefill-tp", "1", "--decode-tp", "1", "-n", "2"}), {"per pool"});
-  expect_usage_error(with({"--prefill-tp", "1", "--decode-tp", "1", "--emit", "k8s"}), {"k8s"});
   expect_usage_error(with({"--prefill-tp", "2", "--prefill-ep", "4", "--decode-tp", "1"}), {"--prefill-ep 4"});
   expect_usage_error(with({"--engine", "vllm", "--prefill-tp", "1", "--decode-tp", "2", "--decode-dp-attention"}), {"DP attention"});
   expect_usage_error(with({"--engine", "vllm", "--prefill-tp", "1", "--decode-tp", "1", "--transfer-backend", "mooncake"}), {"nixl"});

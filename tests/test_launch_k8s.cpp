@@ -24,28 +24,11 @@ namespace fs = std::filesystem;
 namespace {
 using k3plan_test::cat;
 using k3plan_test::k3;
+using k3plan_test::kubelet;
+using k3plan_test::printable_ascii;
 using k3plan_test::run_shell;
 using k3plan_test::split_nul;
 using k3plan_test::write_engine_stubs;
-
-
-// The kubelet's expansion of a command element: "$$" -> "$", $(VAR) from `env`.
-std::string kubelet(const std::string& s, const std::map<std::string, std::string>& env) {
-  std::string o;
-  for (std::size_t i = 0; i < s.size();) {
-    if (s.compare(i, 2, "$$") == 0) {
-      o += '$';
-      i += 2;
-    } else if (s.compare(i, 2, "$(") == 0 && s.find(')', i) != std::string::npos && env.count(s.substr(i + 2, s.find(')', i) - i - 2))) {
-      const auto end = s.find(')', i);
-      o += env.at(s.substr(i + 2, end - i - 2));
-      i = end + 1;
-    } else {
-      o += s[i++];
-    }
-  }
-  return o;
-}
 
 std::vector<std::string> strings(const YAML::Node& seq) {
   std::vector<std::string> v;
@@ -327,9 +310,7 @@ TEST_CASE("hostile strings in every field, every emitter and both engines come o
           CHECK(value_of(argv, flag) == h);
         }
         // printable ASCII and newlines only: no line break or escape of any YAML version survives
-        CHECK(std::all_of(k.raw_text.begin(), k.raw_text.end(), [](char ch) {
-          return ch == '\n' || (static_cast<unsigned char>(ch) >= 0x20 && static_cast<unsigned char>(ch) <= 0x7e);
-        }));
+        CHECK(printable_ascii(k.raw_text));
         ++manifests;
         // json: the same argv
         o.emit = "json";

@@ -30,6 +30,37 @@ void require_text(const std::string& s, const char* field) {
   }
 }
 
+// A manifest runs a container image: pin it to the engine release (launch_image) and check the flags
+// against that release. Sets d.engine_version when none was given; notes say what was chosen.
+PinnedImage pin_image(const LaunchOptions& o, Deployment& d, std::vector<std::string>& notes) {
+  PinnedImage pinned;
+  if (o.emit != "k8s" || !o.image.empty()) return pinned;
+  pinned = launch_image(d.engine, d.engine_version);
+  if (d.engine_version.empty() && !pinned.release.empty()) {
+    d.engine_version = pinned.release;
+    notes.push_back(
+        fmt::format("image pinned to {} (the newest release whose flags were read); pass --engine-version to choose", pinned.image));
+  } else if (pinned.release.empty()) {
+    notes.push_back(
+        fmt::format("engine version '{}' has no release image: {} is not pinned; pass --image", d.engine_version, pinned.image));
+  }
+  return pinned;
+}
+
+// What a LeaderWorkerSet of this fit needs beyond its commands: image, placement, storage, what one pod
+// downloads and loads (the start-up budget).
+K8sSpec k8s_spec(const LaunchOptions& o, const PinnedImage& pinned, const DeploymentFit& df) {
+  K8sSpec k;
+  parse_k8s_placement(o.node_selectors, o.tolerations, k);
+  k.image = !o.image.empty() ? o.image : pinned.image;
+  k.gpu_resource = df.gpu->vendor == "amd" ? "amd.com/gpu" : "nvidia.com/gpu";
+  k.model_pvc = o.model_pvc;
+  k.model_host_path = o.model_host_path;
+  k.checkpoint_bytes = weights_as_shipped(df.model, count_params(df.model)).bytes;
+  k.pod_weights_bytes = df.fit.limiting.weights_bytes * std::min(df.gpus, df.gpu->gpus_per_node);
+  return k;
+}
+
 // `launch --prefill-* --decode-*`: each pool's worker through fit (one worker: its layout, its share
 // of the users), the two plans, then the disaggregation flags and the router (make_disagg_launch_plan).
 Report run_launch_disagg(const Catalogue& cat, const LaunchOptions& o) {
@@ -37,23 +68,31 @@ Report run_launch_disagg(const Catalogue& cat, const LaunchOptions& o) {
   if (o.prefill.tp == 0 || o.decode.tp == 0)
     throw InputError("launch: disaggregated serving needs both pools: --prefill-tp and --decode-tp (with their -ep / -dp-attention / -workers)");
   if (o.layout_given || o.flags.gpus > 0 || o.flags.nodes > 0)
-    throw InputError("launch: the layout is per pool (--prefill-* / --decode-*); -n, --nodes, --tp, --ep, --dp, --pp, --dcp and "
-                     "--enable-dp-attention do not apply");
-  if (o.emit == "k8s")
-    throw InputError("launch: --emit k8s is not generated for disaggregated pools yet; use --emit sh or json");
+    throw InputError(
+        "launch: the layout is per pool (--prefill-* / --decode-*); -n, --nodes, --tp, --ep, --dp, --pp, --dcp and "
+        "--enable-dp-attention do not apply");
   Deployment d = o.flags;
   d.file = "<flags>";
   if (d.model.empty()) throw InputError("launch: give -m MODEL -g GPU with the pools");
   if (d.gpu.empty()) throw InputError("launch: -g GPU is required");
-  for (const auto& [value, field] : std::initializer_list<std::pair<const std::string&, const char*>>{
-           {d.model_path, "--model-path"}, {d.host, "--host"}, {o.disagg.ib_device, "--ib-device"}, {o.disagg.transfer_backend, "--transfer-backend"}})
+  for (const auto& [value, field] :
+       std::initializer_list<std::pair<const std::string&, const char*>>{{d.model_path, "--model-path"},
+                                                                         {d.host, "--host"},
+                                                                         {o.disagg.ib_device, "--ib-device"},
+                                                                         {o.disagg.transfer_backend, "--transfer-backend"},
+                                                                         {o.image, "--image"},
+                                                                         {o.model_pvc, "--model-pvc"},
+                                                                         {o.model_host_path, "--model-host-path"}})
     require_text(value, field);
   if (!d.head_address.empty())
     throw InputError("launch: --head-address names one head; each disaggregated worker's head is its own variable (PREFILL_0_ADDR ...)");
+  std::vector<std::string> pin_notes;
+  const PinnedImage pinned = pin_image(o, d, pin_notes);
   if (d.context == 0) d.context = std::min<std::int64_t>(resolve_model(cat, d.model).max_context, 32768);
   const EngineModel& em = engine_model(d.engine, d.engine_version);
   Report r;
   LaunchPool pools[2];
+  K8sSpec specs[2];
   nlohmann::json sides = nlohmann::json::object();
   int total_gpus = 0;
   for (int k = 0; k < 2; ++k) {
@@ -110,6 +149,7 @@ Report run_launch_disagg(const Catalogue& cat, const LaunchOptions& o) {
       r.data = {{"emitted", false}, {"rule", "launch-flags"}, {"reasons", {pools[k].plan.error}}};
       return r;
     }
+    if (o.emit == "k8s") specs[k] = k8s_spec(o, pinned, df);
     total_gpus += s.workers * df.gpus;
     sides[role] = {{"workers", s.workers},
                    {"gpus_per_worker", df.gpus},
@@ -123,6 +163,7 @@ Report run_launch_disagg(const Catalogue& cat, const LaunchOptions& o) {
   }
   DisaggLaunchRequest q = o.disagg;
   if (q.router_port == 0) q.router_port = d.engine == Engine::sglang ? 8000 : 8192;
+  q.source_release = pinned.release;  // the image's: the proxy's source file comes from the same release
   const DisaggLaunchPlan plan = make_disagg_launch_plan(pools[0], pools[1], q);
   if (!plan.error.empty()) {
     r.exit_code = 1;
@@ -141,9 +182,18 @@ Report run_launch_disagg(const Catalogue& cat, const LaunchOptions& o) {
             {"transfer_backend", plan.transfer_backend},
             {"address_variables", plan.address_vars},
             {"router_url", plan.router_url},
-            {"commands", launch_commands_json(plan)},
-            {"notes", plan.notes}};
-  const std::string text = o.emit == "sh" ? emit_shell(plan) : std::string();
+            {"commands", launch_commands_json(plan)}};
+  std::vector<std::string> notes = plan.notes;
+  notes.insert(notes.end(), pin_notes.begin(), pin_notes.end());
+  r.data["notes"] = notes;
+  if (o.emit == "k8s") {
+    r.data["image"] = specs[0].image;
+    r.data["startup_budget_s"] = {{"prefill", startup_budget_seconds(specs[0].checkpoint_bytes, specs[0].pod_weights_bytes)},
+                                  {"decode", startup_budget_seconds(specs[1].checkpoint_bytes, specs[1].pod_weights_bytes)}};
+  }
+  DisaggLaunchPlan shown = plan;
+  shown.notes = notes;
+  const std::string text = o.emit == "sh" ? emit_shell(shown) : o.emit == "k8s" ? emit_lws(shown, specs[0], specs[1]) : std::string();
   if (!o.out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.out_dir, ec);
@@ -152,6 +202,8 @@ Report run_launch_disagg(const Catalogue& cat, const LaunchOptions& o) {
     std::vector<OutputFile> files;
     if (o.emit == "sh")
       files.push_back({(dir / "launch-pd.sh").string(), text, true});
+    else if (o.emit == "k8s")
+      files.push_back({(dir / "lws-pd.yaml").string(), text, false});
     else
       files.push_back({(dir / "launch.json").string(), r.data.dump(2) + "\n", false});
     write_files_atomic(files);
@@ -160,7 +212,7 @@ Report run_launch_disagg(const Catalogue& cat, const LaunchOptions& o) {
   } else {
     r.raw_text = o.emit == "json" ? r.data.dump(2) + "\n" : text;
   }
-  for (const auto& n : plan.notes) r.notes.push_back("note: " + n);
+  for (const auto& n : notes) r.notes.push_back("note: " + n);
   return r;
 }
 
@@ -219,18 +271,7 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
                                    f.message, f.rule, f.pos.file));
   // a manifest runs a container image: pin it, and check the flags against that release
   std::vector<std::string> pin_notes;
-  PinnedImage pinned;
-  if (o.emit == "k8s" && o.image.empty()) {
-    pinned = launch_image(d.engine, d.engine_version);
-    if (d.engine_version.empty() && !pinned.release.empty()) {
-      d.engine_version = pinned.release;
-      pin_notes.push_back(
-          fmt::format("image pinned to {} (the newest release whose flags were read); pass --engine-version to choose", pinned.image));
-    } else if (pinned.release.empty()) {
-      pin_notes.push_back(
-          fmt::format("engine version '{}' has no release image: {} is not pinned; pass --image", d.engine_version, pinned.image));
-    }
-  }
+  const PinnedImage pinned = pin_image(o, d, pin_notes);
   const DeploymentFit df = fit_deployment(cat, d);
   require_text(df.model.id, "model id");
   const FitResult& f = df.fit;
@@ -258,14 +299,7 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
     return r;
   }
   plan.notes.insert(plan.notes.end(), pin_notes.begin(), pin_notes.end());
-  K8sSpec k;
-  parse_k8s_placement(o.node_selectors, o.tolerations, k);
-  k.image = !o.image.empty() ? o.image : pinned.image;
-  k.gpu_resource = df.gpu->vendor == "amd" ? "amd.com/gpu" : "nvidia.com/gpu";
-  k.model_pvc = o.model_pvc;
-  k.model_host_path = o.model_host_path;
-  k.checkpoint_bytes = weights_as_shipped(df.model, count_params(df.model)).bytes;
-  k.pod_weights_bytes = f.limiting.weights_bytes * std::min(df.gpus, df.gpu->gpus_per_node);
+  const K8sSpec k = k8s_spec(o, pinned, df);
   r.data = {{"emitted", true},
             {"model", df.model.id},
             {"gpu", df.gpu->id},

@@ -23,6 +23,7 @@
 #include <k3plan/launch.hpp>
 #include <k3plan/output_file.hpp>
 #include <regex>
+#include <stdexcept>
 #include <string_view>
 
 namespace k3plan {
@@ -306,14 +307,70 @@ void parse_k8s_placement(const std::vector<std::string>& node_selectors, const s
   }
 }
 
-std::string emit_lws(const LaunchPlan& p, const K8sSpec& k) {
-  const Deployment& d = p.deployment;
-  const int port = d.port > 0 ? d.port : engine_model(d.engine, d.engine_version).default_port();
-  const std::string name = k8s_name(p.model_id);
-  const int gpus_per_pod = std::min(p.gpus, p.gpus_per_node);
+namespace {
+
+// One LeaderWorkerSet: `size` pods running one engine instance, and the Service in front of its leader.
+struct LwsGroupSpec {
+  std::string name;                     // the LeaderWorkerSet; its leader Service is name + "-leader"
+  const NodeCommand* leader = nullptr;  // rank 0
+  const NodeCommand* worker = nullptr;  // rank 1: every other pod (its rank from LWS_WORKER_INDEX)
+  int size = 1, gpus_per_pod = 0, port = 0;
+  std::string head_var;  // the head-address variable in the argv ("${HEAD_ADDR}"): $(LWS_LEADER_ADDRESS); "" = a literal head
+  std::vector<std::pair<std::string, int>> extra_ports;  // named ports beside "http" (leader container and Service)
+};
+
+// nodeSelector and tolerations of a pod spec whose keys sit at `in`.
+std::string k8s_placement(const K8sSpec& k, const std::string& in) {
+  auto q = [](const std::string& s) { return k8s_scalar(s, false); };
+  std::string o;
+  if (!k.node_selector.empty()) {
+    o += in + "nodeSelector:\n";
+    for (const auto& [key, v] : k.node_selector) o += fmt::format("{}  {}: {}\n", in, q(key), q(v));
+  }
+  if (!k.tolerations.empty()) {
+    o += in + "tolerations:\n";
+    for (const auto& t : k.tolerations) {
+      o += fmt::format("{}  - key: {}\n{}    operator: {}\n", in, q(t.key), in, t.value.empty() ? "\"Exists\"" : "\"Equal\"");
+      if (!t.value.empty()) o += fmt::format("{}    value: {}\n", in, q(t.value));
+      if (!t.effect.empty()) o += fmt::format("{}    effect: {}\n", in, q(t.effect));
+    }
+  }
+  return o;
+}
+
+// A plan's NAME=value pairs as container env entries (items at `in`). The plan writes them for the
+// shell as ${NAME:-default} (make_launch_plan, make_disagg_launch_plan): a literal default is the
+// value; a default naming an address variable, or none (${NAME:?...}: "the address of this node"),
+// is the pod's own IP (the Downward API's status.podIP).
+std::string k8s_env(const std::vector<std::string>& env, const std::string& in) {
+  std::string o;
+  for (const auto& e : env) {
+    const auto eq = e.find('=');
+    const std::string name = e.substr(0, eq), v = e.substr(eq + 1);
+    const std::string open = "${" + name + ":-";
+    std::string literal;
+    bool own_ip = true;
+    if (v.rfind(open, 0) == 0 && v.size() > open.size() && v.back() == '}') {
+      literal = v.substr(open.size(), v.size() - open.size() - 1);
+      own_ip = literal.find("${") != std::string::npos;
+    } else if (v.find("${") == std::string::npos) {
+      literal = v;
+      own_ip = false;
+    }
+    o += fmt::format("{}- name: {}\n", in, k8s_scalar(name, false));
+    if (own_ip)
+      o += fmt::format("{}  valueFrom:\n{}    fieldRef:\n{}      fieldPath: \"status.podIP\"\n", in, in, in);
+    else
+      o += fmt::format("{}  value: {}\n", in, k8s_scalar(literal, true));
+  }
+  return o;
+}
+
+// The LeaderWorkerSet and its leader Service (two YAML documents, the first without a `---`).
+std::string lws_documents(const LwsGroupSpec& g, const K8sSpec& k) {
   auto q = [](const std::string& s) { return k8s_scalar(s, false); };
   // vLLM data parallel over the pods: the per-worker start rank is LWS_WORKER_INDEX x L
-  const std::string dp_local = value_after(p.nodes_cmd.front().argv, "--data-parallel-size-local");
+  const std::string dp_local = value_after(g.leader->argv, "--data-parallel-size-local");
   auto command_for = [&](const NodeCommand& c, bool leader) {
     std::vector<std::string> argv;
     std::vector<bool> raw;  // written without $$ escaping: the LWS variable references
@@ -329,11 +386,10 @@ std::string emit_lws(const LaunchPlan& p, const K8sSpec& k) {
       } else if (prev == "--nnodes") {
         v = "$(LWS_GROUP_SIZE)";
         r = true;
-      } else if (d.head_address.empty() && prev == "--dist-init-addr" && a == "${HEAD_ADDR}:20000") {
-        v = "$(LWS_LEADER_ADDRESS):20000";
-        r = true;
-      } else if (d.head_address.empty() && (prev == "--master-addr" || prev == "--data-parallel-address") && a == "${HEAD_ADDR}") {
-        v = "$(LWS_LEADER_ADDRESS)";
+      } else if (!g.head_var.empty() && (prev == "--dist-init-addr" || prev == "--master-addr" || prev == "--data-parallel-address") &&
+                 a.rfind(g.head_var, 0) == 0) {
+        // the head variable and what k3plan wrote after it (":20000")
+        v = "$(LWS_LEADER_ADDRESS)" + a.substr(g.head_var.size());
         r = true;
       }
       argv.push_back(v);
@@ -356,19 +412,7 @@ std::string emit_lws(const LaunchPlan& p, const K8sSpec& k) {
   const std::string cache_size = fmt::format("{}Gi", static_cast<long long>(std::ceil(cache_bytes / 1073741824.0)));
   const int budget_s = startup_budget_seconds(k.checkpoint_bytes, k.pod_weights_bytes);
   auto pod = [&](const NodeCommand& c, bool leader) {
-    std::string o;
-    if (!k.node_selector.empty()) {
-      o += "        nodeSelector:\n";
-      for (const auto& [key, v] : k.node_selector) o += fmt::format("          {}: {}\n", q(key), q(v));
-    }
-    if (!k.tolerations.empty()) {
-      o += "        tolerations:\n";
-      for (const auto& t : k.tolerations) {
-        o += fmt::format("          - key: {}\n            operator: {}\n", q(t.key), t.value.empty() ? "\"Exists\"" : "\"Equal\"");
-        if (!t.value.empty()) o += fmt::format("            value: {}\n", q(t.value));
-        if (!t.effect.empty()) o += fmt::format("            effect: {}\n", q(t.effect));
-      }
-    }
+    std::string o = k8s_placement(k, "        ");
     o += "        containers:\n";
     o += fmt::format("          - name: {}\n", leader ? "\"leader\"" : "\"worker\"");
     o += fmt::format("            image: {}\n", q(k.image));
@@ -379,28 +423,28 @@ std::string emit_lws(const LaunchPlan& p, const K8sSpec& k) {
         "              - name: \"HF_TOKEN\"\n                valueFrom:\n                  secretKeyRef:\n                    name: {}\n"
         "                    key: \"HF_TOKEN\"\n                    optional: true\n",
         q(k.hf_token_secret));
-    if (p.nodes > 1)
-      o += "              - name: \"GLOO_SOCKET_IFNAME\"\n                value: \"eth0\"\n              - name: \"NCCL_SOCKET_IFNAME\"\n"
-           "                value: \"eth0\"\n";
+    o += k8s_env(c.env, "              ");
     o += "            resources:\n";
-    o += fmt::format("              limits:\n                {}: {}\n", q(k.gpu_resource), q(std::to_string(gpus_per_pod)));
-    o += fmt::format("              requests:\n                {}: {}\n", q(k.gpu_resource), q(std::to_string(gpus_per_pod)));
+    o += fmt::format("              limits:\n                {}: {}\n", q(k.gpu_resource), q(std::to_string(g.gpus_per_pod)));
+    o += fmt::format("              requests:\n                {}: {}\n", q(k.gpu_resource), q(std::to_string(g.gpus_per_pod)));
     if (!own_volume) o += fmt::format("                \"ephemeral-storage\": {}\n", q(cache_size));
     if (leader) {
-      o += fmt::format("            ports:\n              - containerPort: {}\n                name: \"http\"\n", port);
+      o += fmt::format("            ports:\n              - containerPort: {}\n                name: \"http\"\n", g.port);
+      for (const auto& [pname, pnum] : g.extra_ports)
+        o += fmt::format("              - containerPort: {}\n                name: {}\n", pnum, q(pname));
       // the start-up budget from the checkpoint size; /health answers once the engine serves
       o += fmt::format(
           "            startupProbe:\n              httpGet:\n                path: \"/health\"\n                port: {}\n"
           "              periodSeconds: 10\n              failureThreshold: {}\n",
-          port, budget_s / 10);
+          g.port, budget_s / 10);
       o += fmt::format(
           "            readinessProbe:\n              httpGet:\n                path: \"/health\"\n                port: {}\n"
           "              periodSeconds: 10\n              failureThreshold: 3\n",
-          port);
+          g.port);
       o += fmt::format(
           "            livenessProbe:\n              httpGet:\n                path: \"/health\"\n                port: {}\n"
           "              periodSeconds: 30\n              timeoutSeconds: 10\n              failureThreshold: 5\n",
-          port);
+          g.port);
     }
     o += "            volumeMounts:\n              - name: \"dshm\"\n                mountPath: \"/dev/shm\"\n";
     o += "              - name: \"models\"\n                mountPath: \"/models\"\n";
@@ -416,30 +460,46 @@ std::string emit_lws(const LaunchPlan& p, const K8sSpec& k) {
       o += fmt::format("            emptyDir:\n              sizeLimit: {}\n", q(cache_size));
     return o;
   };
+  std::string s = "apiVersion: \"leaderworkerset.x-k8s.io/v1\"\nkind: \"LeaderWorkerSet\"\nmetadata:\n";
+  s += fmt::format("  name: {}\n", q(g.name));
+  s += "spec:\n  replicas: 1\n  startupPolicy: \"LeaderCreated\"\n  leaderWorkerTemplate:\n";
+  s += fmt::format("    size: {}\n", g.size);
+  s += "    restartPolicy: \"RecreateGroupOnPodRestart\"\n";
+  s += "    leaderTemplate:\n      metadata:\n        labels:\n          role: \"leader\"\n      spec:\n";
+  s += pod(*g.leader, true);
+  s += "    workerTemplate:\n      spec:\n";
+  s += pod(*g.worker, false);
+  s += "---\napiVersion: \"v1\"\nkind: \"Service\"\nmetadata:\n";
+  s += fmt::format("  name: {}\n", q(g.name + "-leader"));
+  s += fmt::format("spec:\n  selector:\n    \"leaderworkerset.sigs.k8s.io/name\": {}\n    role: \"leader\"\n  ports:\n", q(g.name));
+  s += fmt::format("    - name: \"http\"\n      port: {}\n      targetPort: {}\n", g.port, g.port);
+  for (const auto& [pname, pnum] : g.extra_ports)
+    s += fmt::format("    - name: {}\n      port: {}\n      targetPort: {}\n", q(pname), pnum, pnum);
+  return s;
+}
+
+}  // namespace
+
+std::string emit_lws(const LaunchPlan& p, const K8sSpec& k) {
+  const Deployment& d = p.deployment;
+  LwsGroupSpec g;
+  g.name = k8s_name(p.model_id);
+  g.leader = &p.nodes_cmd.front();
+  g.worker = p.nodes_cmd.size() > 1 ? &p.nodes_cmd[1] : &p.nodes_cmd.front();
+  g.size = p.nodes;
+  g.gpus_per_pod = std::min(p.gpus, p.gpus_per_node);
+  g.port = d.port > 0 ? d.port : engine_model(d.engine, d.engine_version).default_port();
+  if (d.head_address.empty()) g.head_var = std::string(kHeadAddrVar);
+  const int budget_s = startup_budget_seconds(k.checkpoint_bytes, k.pod_weights_bytes);
   std::string s;
   s += fmt::format("# Generated by k3plan for {} on {} x {} ({} pods of {} GPUs); checked with `k3plan fit` first.\n",
-                   comment_text(p.model_id), p.gpus, comment_text(d.gpu), p.nodes, gpus_per_pod);
+                   comment_text(p.model_id), p.gpus, comment_text(d.gpu), p.nodes, g.gpus_per_pod);
   s += fmt::format("# Ready when the leader prints: {}\n", p.ready_line);
   s += fmt::format("# Flags checked against {} (data/engines/{}-flags.yaml).\n", comment_text(p.release.label()), to_string(d.engine));
   s += fmt::format("# Start-up budget {} s (startupProbe): checkpoint {:.1f} GB, {:.1f} GB loaded per pod.\n", budget_s,
                    k.checkpoint_bytes / 1e9, k.pod_weights_bytes / 1e9);
   for (const auto& n : p.notes) s += comment_lines("# note:", n);
-  s += "apiVersion: \"leaderworkerset.x-k8s.io/v1\"\nkind: \"LeaderWorkerSet\"\nmetadata:\n";
-  s += fmt::format("  name: {}\n", q(name));
-  s += "spec:\n  replicas: 1\n  startupPolicy: \"LeaderCreated\"\n  leaderWorkerTemplate:\n";
-  s += fmt::format("    size: {}\n", p.nodes);
-  s += "    restartPolicy: \"RecreateGroupOnPodRestart\"\n";
-  s += "    leaderTemplate:\n      metadata:\n        labels:\n          role: \"leader\"\n      spec:\n";
-  s += pod(p.nodes_cmd.front(), true);
-  s += "    workerTemplate:\n      spec:\n";
-  s += pod(p.nodes_cmd.size() > 1 ? p.nodes_cmd[1] : p.nodes_cmd.front(), false);
-  s += "---\napiVersion: \"v1\"\nkind: \"Service\"\nmetadata:\n";
-  s += fmt::format("  name: {}\n", q(name + "-leader"));
-  s += fmt::format(
-      "spec:\n  selector:\n    \"leaderworkerset.sigs.k8s.io/name\": {}\n    role: \"leader\"\n  ports:\n    - port: {}\n      "
-      "targetPort: {}\n",
-      q(name), port, port);
-  return s;
+  return s + lws_documents(g, k);
 }
 
 std::string emit_lws(const LaunchPlan& p, const std::string& image, const std::string& gpu_resource) {
@@ -598,9 +658,14 @@ DisaggLaunchPlan make_disagg_launch_plan(LaunchPool prefill, LaunchPool decode, 
       r.address_args.push_back(r.argv.size() - 1);
     }
     r.argv.insert(r.argv.end(), {"--host", d.host, "--port", std::to_string(router_port)});
+    p.bootstrap_port = kSglangBootstrapPort;
   } else {
-    r.argv = {"python3", "tests/v1/kv_connector/nixl_integration/toy_proxy_server.py", "--host", d.host, "--port",
-              std::to_string(router_port)};
+    const std::string script = "tests/v1/kv_connector/nixl_integration/toy_proxy_server.py";
+    r.argv = {"python3", script, "--host", d.host, "--port", std::to_string(router_port)};
+    // the file at the release's tag (vLLM tags are v<release>, as its images), else at main
+    const std::string rel = !q.source_release.empty() ? q.source_release : p.release.release;
+    p.router_script_url =
+        fmt::format("https://raw.githubusercontent.com/vllm-project/vllm/{}/{}", rel.empty() ? "main" : "v" + rel, script);
     auto list = [&](const char* flag, const std::vector<std::string>& v, bool address) {
       r.argv.push_back(flag);
       for (const auto& x : v) {
@@ -615,6 +680,7 @@ DisaggLaunchPlan make_disagg_launch_plan(LaunchPool prefill, LaunchPool decode, 
     p.notes.push_back("the proxy is vLLM's toy_proxy_server.py: run it from a source checkout of the same vLLM release");
   }
   p.commands.push_back(r);
+  p.router_port = router_port;
   p.router_url = fmt::format("http://{}:{}/v1", d.host == "0.0.0.0" ? "127.0.0.1" : d.host, router_port);
   p.prefill = std::move(prefill);
   p.decode = std::move(decode);
@@ -678,6 +744,114 @@ std::string emit_shell(const DisaggLaunchPlan& p) {
                                "workers 0..{}, node ranks 0..{} / 0..{})",
                                p.prefill.workers - 1, p.decode.workers - 1, p.prefill.plan.nodes - 1, p.decode.plan.nodes - 1)) +
        " >&2\n    exit 2\n    ;;\nesac\n";
+  return s;
+}
+
+// Disaggregated on Kubernetes, after SGLang's LWS P/D example (sglang
+// docs/references/multi_node_deployment/lws_pd/lws_pd_deploy.md @ 59e54757, lws-examples/p-svc.yaml
+// @ 65cf1ed0, lb.yaml @ e61c708a): one LeaderWorkerSet per worker, a Service selecting its leader
+// (leaderworkerset.sigs.k8s.io/name + role: leader), and the router as a Deployment + Service calling
+// the workers by their Service names. The example runs hostNetwork; here the pods keep their own
+// network, so the prefill Service also carries the bootstrap port the decode workers connect to (the
+// router hands them the prefill URL's host). vLLM: each pod's VLLM_NIXL_SIDE_CHANNEL_HOST is its pod IP
+// (the decode side connects to it directly, nixl_connector_usage.md as above), and the proxy, a file of
+// the source tree that vllm/vllm-openai does not ship (docker/Dockerfile @ 0000977e copies examples/ and
+// benchmarks/ only), is fetched by an init container from the release's tag.
+std::string emit_lws(const DisaggLaunchPlan& p, const K8sSpec& prefill, const K8sSpec& decode) {
+  const LaunchPlan& pp = p.prefill.plan;
+  const Deployment& d = pp.deployment;
+  auto q = [](const std::string& s) { return k8s_scalar(s, false); };
+  const std::string base = k8s_name(pp.model_id);
+  const NodeCommand* router = nullptr;
+  for (const auto& c : p.commands)
+    if (c.role == "router") router = &c;
+  if (!router) throw std::logic_error("emit_lws: a disaggregated plan without its router");
+  std::vector<std::pair<std::string, std::string>> service_of;  // "${PREFILL_0_ADDR}" -> that worker's Service
+  std::string docs, budgets;
+  for (const LaunchPool* pool : {&p.prefill, &p.decode}) {
+    const std::string role = pool == &p.prefill ? "prefill" : "decode";
+    const K8sSpec& k = pool == &p.prefill ? prefill : decode;
+    const Deployment& pd = pool->plan.deployment;
+    budgets += fmt::format("{}{} {} s ({:.1f} GB loaded per pod)", budgets.empty() ? "" : ", ", role,
+                           startup_budget_seconds(k.checkpoint_bytes, k.pod_weights_bytes), k.pod_weights_bytes / 1e9);
+    for (int w = 0; w < pool->workers; ++w) {
+      LwsGroupSpec g;
+      for (const auto& c : p.commands) {
+        if (c.role != role || c.worker != w) continue;
+        if (c.rank == 0) g.leader = &c;
+        if (c.rank == 1) g.worker = &c;
+      }
+      if (!g.leader) throw std::logic_error("emit_lws: a disaggregated worker without its head command");
+      if (!g.worker) g.worker = g.leader;
+      g.name = fmt::format("{}-{}-{}", base, role, w);
+      g.size = pool->plan.nodes;
+      g.gpus_per_pod = std::min(pool->plan.gpus, pool->plan.gpus_per_node);
+      g.port = pd.port > 0 ? pd.port : engine_model(pd.engine, pd.engine_version).default_port();
+      g.head_var = "${" + address_var(role, w) + "}";
+      if (role == "prefill" && p.bootstrap_port > 0) g.extra_ports = {{"bootstrap", p.bootstrap_port}};
+      docs += "---\n" + lws_documents(g, k);
+      service_of.emplace_back(g.head_var, g.name + "-leader");
+    }
+  }
+  // the router's argv with every address variable k3plan put in it replaced by that worker's Service name
+  std::vector<std::string> argv = router->argv;
+  for (std::size_t i : router->address_args)
+    for (const auto& [var, svc] : service_of)
+      for (std::size_t at = argv[i].find(var); at != std::string::npos; at = argv[i].find(var, at + svc.size()))
+        argv[i].replace(at, var.size(), svc);
+  const std::string rname = base + "-router";
+  std::string s;
+  s += comment_lines(
+      "#", fmt::format("Generated by k3plan for {} on {} x {}: disaggregated prefill / decode, {} prefill worker{} of {} GPUs "
+                       "and {} decode worker{} of {} GPUs, each checked with `k3plan fit` first.",
+                       pp.model_id, p.prefill.workers * pp.gpus + p.decode.workers * p.decode.plan.gpus, d.gpu, p.prefill.workers,
+                       p.prefill.workers > 1 ? "s" : "", pp.gpus, p.decode.workers, p.decode.workers > 1 ? "s" : "", p.decode.plan.gpus));
+  s += comment_lines("#", fmt::format("One LeaderWorkerSet and leader Service per worker, then the router (Deployment and Service {}); "
+                                      "clients in the cluster call http://{}:{}/v1",
+                                      rname, rname, p.router_port));
+  s += comment_lines("#", "Workers are ready when their leader prints: " + pp.ready_line);
+  s += comment_lines("#", fmt::format("KV transfer: {}, between the pods' own addresses: the pods need the cluster's RDMA network for it "
+                                      "(this manifest requests GPUs only). Flags checked against {} (data/engines/{}-flags.yaml).",
+                                      p.transfer_backend, p.release.label(), to_string(d.engine)));
+  s += comment_lines("#",
+                     "Start-up budget (startupProbe): " + budgets + fmt::format(", checkpoint {:.1f} GB.", prefill.checkpoint_bytes / 1e9));
+  if (!p.router_script_url.empty()) s += comment_lines("#", "The router pod's init container fetches " + p.router_script_url);
+  for (const auto& n : p.notes) s += comment_lines("# note:", n);
+  s += docs.substr(4);  // the first document needs no separator
+  // the router: no GPU, the prefill pool's image and placement
+  s += "---\napiVersion: \"apps/v1\"\nkind: \"Deployment\"\nmetadata:\n";
+  s += fmt::format("  name: {}\n", q(rname));
+  s += fmt::format("spec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: {}\n", q(rname));
+  s += fmt::format("  template:\n    metadata:\n      labels:\n        app: {}\n    spec:\n", q(rname));
+  s += k8s_placement(prefill, "      ");
+  const std::string mount = "/router";
+  if (!p.router_script_url.empty()) {
+    // a fixed program; the URL and the destination (the plan's script path under the mount) are its arguments
+    s += "      initContainers:\n        - name: \"fetch-router\"\n";
+    s += fmt::format("          image: {}\n          command:\n", q(prefill.image));
+    for (const std::string& a : {std::string("python3"), std::string("-c"),
+                                 std::string("import os, sys, urllib.request; os.makedirs(os.path.dirname(sys.argv[2]), exist_ok=True); "
+                                             "urllib.request.urlretrieve(sys.argv[1], sys.argv[2])"),
+                                 p.router_script_url, mount + "/" + (argv.size() > 1 ? argv[1] : std::string())})
+      s += "            - " + k8s_scalar(a, true) + "\n";
+    s += fmt::format("          volumeMounts:\n            - name: \"router\"\n              mountPath: {}\n", q(mount));
+  }
+  s += "      containers:\n        - name: \"router\"\n";
+  s += fmt::format("          image: {}\n", q(prefill.image));
+  if (!p.router_script_url.empty()) s += fmt::format("          workingDir: {}\n", q(mount));
+  s += "          command:\n";
+  for (const auto& a : argv) s += "            - " + k8s_scalar(a, true) + "\n";
+  s += fmt::format("          ports:\n            - containerPort: {}\n              name: \"http\"\n", p.router_port);
+  s += fmt::format("          readinessProbe:\n            tcpSocket:\n              port: {}\n            periodSeconds: 10\n",
+                   p.router_port);
+  if (!p.router_script_url.empty()) {
+    s += fmt::format("          volumeMounts:\n            - name: \"router\"\n              mountPath: {}\n", q(mount));
+    s += "      volumes:\n        - name: \"router\"\n          emptyDir: {}\n";
+  }
+  s += "---\napiVersion: \"v1\"\nkind: \"Service\"\nmetadata:\n";
+  s += fmt::format("  name: {}\n", q(rname));
+  s += fmt::format("spec:\n  selector:\n    app: {}\n  ports:\n    - name: \"http\"\n      port: {}\n      targetPort: {}\n", q(rname),
+                   p.router_port, p.router_port);
   return s;
 }
 

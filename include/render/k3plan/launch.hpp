@@ -57,6 +57,11 @@ struct DisaggLaunchPlan {
   std::vector<NodeCommand> commands;     // every node of every worker, then the router
   std::vector<std::string> address_vars; // the variables the script needs (one per worker head)
   std::string router_url;                // what clients call
+  int router_port = 0;                   // the router / proxy listens here
+  int bootstrap_port = 0;                // SGLang: each prefill worker's bootstrap server (decode workers connect); 0 = none
+  // vLLM's proxy is a file of the engine's source tree at the release, not of its image: where it is
+  // fetched from (the manifest's router pod does; a script runs it from a checkout); empty = in the image
+  std::string router_script_url;
   FlagRelease release;
   std::vector<std::string> notes;
   std::string error;  // the release lacks a disaggregation flag (launch refuses)
@@ -66,6 +71,7 @@ struct DisaggLaunchRequest {
   std::string transfer_backend;  // empty = the engine's default (SGLang mooncake, vLLM NixlConnector)
   std::string ib_device;         // SGLang --disaggregation-ib-device (Mooncake); empty = not passed
   int router_port = 0;  // 0 = the documented one (SGLang router 8000, vLLM proxy 8192)
+  std::string source_release;  // the release whose source files (vLLM's proxy) are fetched: the image's; empty = the flags'
 };
 // The two pools' plans come from make_launch_plan (one worker each); this adds the disaggregation
 // flags (checked against the release's table), one command per node of every worker, and the router.
@@ -114,6 +120,11 @@ PinnedImage launch_image(Engine e, const std::string& engine_version);
 std::string k8s_name(const std::string& id);
 
 std::string emit_lws(const LaunchPlan& p, const K8sSpec& k);
+// Disaggregated: one LeaderWorkerSet (group size = the worker's nodes) and one leader Service per
+// worker of each pool, each with its pool's spec (the start-up budget of what its pods load), then
+// the router as a Deployment and Service (the prefill pool's image and placement). The router's
+// address variables (${PREFILL_0_ADDR} ...) become the workers' Service names.
+std::string emit_lws(const DisaggLaunchPlan& p, const K8sSpec& prefill, const K8sSpec& decode);
 // The same with the defaults of K8sSpec and no checkpoint figures (the start-up budget's fixed part).
 std::string emit_lws(const LaunchPlan& p, const std::string& image, const std::string& gpu_resource);
 
