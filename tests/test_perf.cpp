@@ -325,3 +325,24 @@ TEST_CASE("SGLang on gfx942 runs DeepSeek MLA layers on its unfused kernel path:
   CHECK(r5.data["breakdown"]["overhead_ms"].get<double>() == Approx(61 * r5.data["efficiency"]["layer_overhead_us"].get<double>() / 1e3 +
                                                                     r5.data["efficiency"]["step_overhead_ms"].get<double>()));
 }
+
+TEST_CASE("a dense Llama-shaped layer on Hopper is charged its own kernel count against the DeepSeek layer the factors were fitted on") {
+  // counts read from source (src/engines/kernel_path.cpp): DeepSeek-R1 on SGLang sm90 34 per MoE
+  // layer and 22 per dense one (3 of 61), Llama BF16 15 on SGLang v0.5.9 and 14 on vLLM v0.15.0
+  const double fitted = (3.0 * 22 + 58.0 * 34) / 61;
+  const Model& llama = cat().model("llama-3.1-70b");
+  CHECK(kernel_path("sglang", cat().gpu("h100"), llama).layer_kernel_ratio == Approx(15 / fitted));
+  CHECK(kernel_path("sglang", cat().gpu("h200"), llama).layer_kernel_ratio == Approx(15 / fitted));
+  CHECK(kernel_path("vllm", cat().gpu("h100"), llama).layer_kernel_ratio == Approx(14 / fitted));
+  CHECK(kernel_path("trt", cat().gpu("h100"), llama).layer_kernel_ratio == 1);     // TensorRT-LLM's path is not counted
+  CHECK(kernel_path("sglang", cat().gpu("b200"), llama).layer_kernel_ratio == 1);  // Blackwell is not counted
+  CHECK(kernel_path("sglang", cat().gpu("h200"), cat().model("deepseek-r1-0528")).layer_kernel_ratio == 1);  // the fitted path
+  CHECK(kernel_path("sglang", cat().gpu("h100"), cat().model("gpt-oss-120b")).layer_kernel_ratio == 1);      // MoE, sliding window
+  // the default path: `perf` with only -m -g picks it up and names it
+  PerfOptions o;
+  o.model = "llama-3.1-70b";
+  o.gpu = "h100";
+  const Report r = run_perf(cat(), o);
+  CHECK(r.data["efficiency"]["layer_kernel_ratio"].get<double>() == Approx(15 / fitted));
+  CHECK(r.data["efficiency"]["kernel_path"].get<std::string>().find("15 kernels") != std::string::npos);
+}

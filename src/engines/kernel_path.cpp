@@ -1,6 +1,8 @@
 // Engine kernel paths per GPU instruction set (include/engines/k3plan/kernel_path.hpp).
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <k3plan/kernel_path.hpp>
 #include <k3plan/params.hpp>
 
@@ -51,9 +53,48 @@ KernelPath sglang_path(const Gpu& gpu, const Model& m) {
   return k;
 }
 
+// A dense decoder layer the Llama way: full GQA attention (no window, sinks, gate, low-rank query
+// or indexer) and a dense MLP in every layer.
+bool llama_shaped(const Model& m) {
+  if (m.moe || m.blocks.empty()) return false;
+  for (const auto& b : m.blocks)
+    if (b.kind != AttnKind::gqa || b.sliding_window > 0 || b.chunked || b.sinks || b.k_eq_v || b.q_lora_rank > 0 || b.output_gate ||
+        b.output_gate_width > 0 || b.indexer_heads > 0 || !b.has_mlp)
+      return false;
+  return true;
+}
+
+// Hopper (sm90), counted per decoder layer of a graph-captured decode step at TP 8 (read from the
+// source, not profiled; the per-kernel list with file:line is docs/engine-sources/kernel-counts.md):
+//   fitted path, SGLang DeepSeek-R1 FP8 (BBuf/sglang 65d3b47f, main after v0.5.10.post1; fa3 MLA,
+//     DeepGEMM FP8 linears, Triton fused MoE with the shared expert fused, FlashInfer all-reduce +
+//     RMSNorm fusion): 34 per MoE layer, 22 per dense layer, (3 x 22 + 58 x 34) / 61 on average.
+//   SGLang v0.5.9 (e6ad58e5, main the day before the v0.5.9 image) Llama BF16: two fused_add_rmsnorm,
+//     qkv / o / gate_up / down GEMMs, RoPE, KV store, a q copy, FA3 prepare + decode + combine,
+//     silu_and_mul, two custom all-reduces: 15 (models/llama.py, flashattention_backend.py).
+//   vLLM v0.15.0 (f1764434) Llama BF16 with its default -O2 compile (Inductor fuses add + RMSNorm,
+//     RoPE, SiLU x mul; FA3 with precomputed scheduler metadata): 14.
+// The per-layer cost is kernel durations and launch gaps, so it scales with the count, the same
+// assumption as the gfx942 path above. Not counted: Blackwell, other dense shapes (sliding window,
+// q/k norms), TP 1 (two all-reduces fewer in both counts); those keep ratio 1.
+KernelPath hopper_dense_path(const std::string& engine, const Gpu& gpu, const Model& m) {
+  KernelPath k;
+  if (gpu.vendor != "nvidia" || std::abs(gpu.compute_capability - 9.0) > 0.05 || !llama_shaped(m)) return k;
+  if (engine != "sglang" && engine != "vllm") return k;
+  const double fitted = (3.0 * kSglangDeepseekDenseLayerKernelsSm90 + 58.0 * kSglangDeepseekMoeLayerKernelsSm90) / 61.0;
+  const int dense = engine == "sglang" ? kSglangDenseGqaLayerKernelsSm90 : kVllmDenseGqaLayerKernelsSm90;
+  k.layer_kernel_ratio = dense / fitted;
+  k.source = fmt::format(
+      "{} on sm90: a dense GQA layer launches {} kernels per decode step against {:.1f} per layer of the SGLang DeepSeek-R1 FP8 "
+      "path the Hopper factors were fitted on (read from source: kernel_path.cpp; per-layer overhead x {:.2f})",
+      engine == "sglang" ? "SGLang v0.5.9" : "vLLM v0.15.0", dense, fitted, k.layer_kernel_ratio);
+  return k;
+}
+
 }  // namespace
 
 KernelPath kernel_path(const std::string& engine, const Gpu& gpu, const Model& m) {
+  if (KernelPath k = hopper_dense_path(engine, gpu, m); !k.source.empty()) return k;
   if (engine == "sglang") return sglang_path(gpu, m);
   return {};
 }

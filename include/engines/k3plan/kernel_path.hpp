@@ -15,6 +15,15 @@ namespace k3plan {
 constexpr int kSglangMlaLayerKernelsGfx950 = 23;
 constexpr int kSglangMlaLayerExtraKernelsGfx942 = 9;
 
+// Kernels per decoder layer in a CUDA-graph decode step at TP > 1 on Hopper (sm90), read from the
+// engines' source (src/engines/kernel_path.cpp): DeepSeek-R1 FP8 on SGLang, the path the Hopper
+// factors were fitted on (MoE layers and the first_k_dense_replace dense ones), and a dense
+// Llama-shaped layer in BF16 on SGLang and on vLLM.
+constexpr int kSglangDeepseekMoeLayerKernelsSm90 = 34;
+constexpr int kSglangDeepseekDenseLayerKernelsSm90 = 22;
+constexpr int kSglangDenseGqaLayerKernelsSm90 = 15;
+constexpr int kVllmDenseGqaLayerKernelsSm90 = 14;
+
 // engine: sglang | vllm | trt | atom. Paths not counted return the defaults (ratio 1, BF16 prefill
 // attention) with an empty source.
 KernelPath kernel_path(const std::string& engine, const Gpu& gpu, const Model& m);
