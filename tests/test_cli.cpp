@@ -597,3 +597,56 @@ TEST_CASE("Llama 4 Scout: SGLang caches every token of the chunked layers while 
   const json vl = run_json({"fit", "-m", cfg, "-g", "h100", "--tp", "8", "--engine", "vllm", "-c", "128k"});
   CHECK(vl.at("max_users").get<double>() > sg.at("max_users").get<double>());
 }
+
+TEST_CASE("fit --max-total-tokens caps SGLang's pool and the command carries it and vLLM refuses it", "[cli][fit]") {
+  const Run base = run({"fit", "-m", "llama-3.1-8b", "-g", "h100", "-f", "json"});
+  REQUIRE(base.code == 0);
+  const auto b = json::parse(base.out);
+  REQUIRE(b["kv_cache_tokens"].get<std::int64_t>() > 100000);
+  const Run capped = run({"fit", "-m", "llama-3.1-8b", "-g", "h100", "--max-total-tokens", "100000", "-f", "json"});
+  INFO(capped.err);
+  REQUIRE(capped.code == 0);
+  const auto c = json::parse(capped.out);
+  CHECK(c["kv_cache_tokens"] == 100000);
+  CHECK(c["flags"]["sglang"].get<std::string>().find("--max-total-tokens 100000") != std::string::npos);
+  const Run v = run({"fit", "-m", "llama-3.1-8b", "-g", "h100", "--engine", "vllm", "--max-total-tokens", "100000"});
+  CHECK(v.code == 2);
+  CHECK(v.err == "k3plan: error: --max-total-tokens is an SGLang flag, not a vLLM one (--engine vllm)\n");
+}
+
+TEST_CASE("fit --limit-mm-per-prompt: the vLLM command carries it in its release's spelling and stays valid shell", "[cli][fit]") {
+  const std::string cfg = kTestData + "/google--gemma-3-27b-it_config.json";
+  for (const auto& [version, spelling] : {std::pair<std::string, std::string>{"", "'{\"image\": 3}'"}, {"0.9.2", "'{\"image\": 3}'"},
+                                          {"0.6.4", "image=3"}}) {
+    INFO(version);
+    std::vector<std::string> a{"fit", "-m", cfg, "-g", "h100", "--engine", "vllm", "--limit-mm-per-prompt", "{\"image\": 3}"};
+    if (!version.empty()) a.insert(a.end(), {"--engine-version", version});
+    const Run r = run(a);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const auto at = r.out.find("vllm serve");
+    REQUIRE(at != std::string::npos);
+    // the command as printed, from `vllm serve` to its last continuation line
+    std::string cmd;
+    std::istringstream in(r.out.substr(at));
+    for (std::string line; std::getline(in, line);) {
+      cmd += line + "\n";
+      if (line.empty() || line.back() != '\\') break;
+    }
+    CHECK(cmd.find("--limit-mm-per-prompt " + spelling) != std::string::npos);
+    TempDir dir;
+    const std::string sh = (dir.path() / "serve.sh").string();
+    std::ofstream(sh) << cmd;
+    CHECK(std::system(("bash -n " + sh).c_str()) == 0);
+    // what bash hands vLLM is the JSON itself
+    const std::string words = k3plan_test::run_shell("printf '%s\\n' " + cmd.substr(cmd.find("--limit-mm-per-prompt") + 22, spelling.size()));
+    CHECK(words == (version == "0.6.4" ? "image=3\n" : "{\"image\": 3}\n"));
+  }
+  const Run bad = run({"fit", "-m", cfg, "-g", "h100", "--engine", "vllm", "--limit-mm-per-prompt", "video=2"});
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("expected the images per prompt") != std::string::npos);
+  CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+  const Run sg = run({"fit", "-m", cfg, "-g", "h100", "--limit-mm-per-prompt", "image=3"});
+  CHECK(sg.code == 2);
+  CHECK(sg.err.find("is a vLLM flag, not a SGLang one") != std::string::npos);
+}

@@ -204,6 +204,10 @@ void define_fit(CLI::App& sub, Cli& cli) {
       ->check(whole(1, kMaxBatchTokens));
   sub.add_option("--max-num-seqs", o->max_num_seqs, "vLLM maximum running sequences")->check(whole(1, 1 << 20));
   sub.add_option("--cuda-graph-max-bs", o->cuda_graph_max_bs, "SGLang CUDA-graph max batch size")->check(whole(1, 65536));
+  sub.add_option("--max-total-tokens", o->max_total_tokens, "SGLang: cap on each KV pool's tokens (as the engine's flag)")
+      ->check(whole(1, 1LL << 40));
+  sub.add_option("--limit-mm-per-prompt", o->limit_mm_per_prompt,
+                 "vLLM: media items per prompt, JSON '{\"image\": 4}' or image=4 (the profile run encodes that many images)");
   sub.add_option("--draft-layers", o->draft_layers, "Speculative-decoding draft layers with their own KV")->check(whole(0, 64));
   sub.add_option("--speculative-num-draft-tokens", o->speculative_num_draft_tokens,
                  "SGLang speculative decoding: verify tokens per step (DSPARK: block size + 1); state pool and request cap")

@@ -1,5 +1,7 @@
 // `k3plan perf`: the speed of one deployment (src/plan/deployment.cpp) as a report.
+#include <k3plan/deploy.hpp>
 #include <k3plan/engine_flags.hpp>
+#include <k3plan/fit_render.hpp>
 #include <k3plan/perf_cmd.hpp>
 #include <k3plan/units.hpp>
 
@@ -152,8 +154,9 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
     r.notes.push_back(
         fmt::format("{} users exceed the {} requests {}: the rest wait, which adds to TTFT", o.concurrency, mc.max_running,
                     mc.cap_by_engine ? "the engine runs at once (--max-running-requests / --max-num-seqs)" : "the KV pool holds"));
-  r.notes.push_back("SGLang: python3 -m sglang.launch_server --model-path " + serve_model_path(m, o.model) + " " + f.sglang_flags);
-  r.notes.push_back("vLLM: vllm serve " + serve_model_path(m, o.model) + " " + f.vllm_flags);
+  const std::string path = shell_word(serve_model_path(m, o.model));
+  r.notes.push_back("SGLang: " + shell_command("python3 -m sglang.launch_server --model-path " + path, f.sglang_args));
+  r.notes.push_back("vLLM: " + shell_command("vllm serve " + path, f.vllm_args));
   for (const auto& x : f.flag_notes) r.notes.push_back("note: " + x);
   if (o.engine == "trt" || o.engine == "atom") r.notes.push_back(o.engine + ": layout and memory checked with SGLang's rules");
   r.assumptions.push_back(kModelAssumption);

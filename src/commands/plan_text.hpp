@@ -2,6 +2,7 @@
 // The text and JSON of one plan candidate and of a runner-up's reason (src/commands/plan_cmd.cpp).
 #include <k3plan/deploy.hpp>
 #include <k3plan/engine_flags.hpp>
+#include <k3plan/fit_render.hpp>
 
 #include "perf_common.hpp"
 
@@ -31,9 +32,9 @@ inline std::string plan_launch(const PlanResult& res, const PlanOptions& o, cons
     return cmd + fmt::format(" --users {}", c.conc);
   }
   const FitResult f = candidate_fit(res, c, o.isl, o.osl);
-  const std::string repo = serve_model_path(res.base, o.model);
-  return c.engine == "vllm" ? "vllm serve " + repo + " " + f.vllm_flags
-                            : "python3 -m sglang.launch_server --model-path " + repo + " " + f.sglang_flags;
+  const std::string repo = shell_word(serve_model_path(res.base, o.model));
+  return c.engine == "vllm" ? shell_command("vllm serve " + repo, f.vllm_args)
+                            : shell_command("python3 -m sglang.launch_server --model-path " + repo, f.sglang_args);
 }
 
 inline std::string plan_config_text(const PlanResult& res, const PlanCandidate& c) {

@@ -590,11 +590,17 @@ ServeArgs serve_args(const ServeRequest& q) {
       if (st->max_mamba_cache_size > 0) a.insert(a.end(), {"--max-mamba-cache-size", std::to_string(st->max_mamba_cache_size)});
       if (!st->mamba_radix_cache_strategy.empty()) a.insert(a.end(), {"--mamba-radix-cache-strategy", st->mamba_radix_cache_strategy});
       if (st->disable_radix_cache) a.push_back("--disable-radix-cache");
+      if (st->max_total_tokens > 0) a.insert(a.end(), {"--max-total-tokens", std::to_string(st->max_total_tokens)});
     }
   } else {
     if (q.max_num_batched_tokens) a.insert(a.end(), {"--max-num-batched-tokens", std::to_string(*q.max_num_batched_tokens)});
     if (q.settings && q.settings->prefix_caching >= 0)
       a.push_back(q.settings->prefix_caching == 1 ? "--enable-prefix-caching" : "--no-enable-prefix-caching");
+    // JSON in the flags windows read (0.9 on: the dict-typed config argument); the key=value pairs
+    // of the older argument parser before them
+    if (q.settings && q.settings->mm_images_per_prompt > 0)
+      a.insert(a.end(), {"--limit-mm-per-prompt", s.release.known() ? fmt::format("{{\"image\": {}}}", q.settings->mm_images_per_prompt)
+                                                                    : fmt::format("image={}", q.settings->mm_images_per_prompt)});
   }
   std::vector<std::string> dropped;
   keep_accepted(a, 0, s.release, dropped);

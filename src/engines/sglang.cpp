@@ -644,7 +644,7 @@ class Sglang final : public EngineModel {
     return n == "mem_fraction_static" || n == "chunked_prefill_size" || n == "max_running_requests" || n == "page_size" ||
            n == "mamba_full_memory_ratio" || n == "max_mamba_cache_size" || n == "mamba_radix_cache_strategy" || n == "disable_radix_cache" ||
            n == "dp_attention" ||  // --enable-dp-attention
-           n == "speculative_num_draft_tokens";
+           n == "speculative_num_draft_tokens" || n == "max_total_tokens";
   }
   std::string memory_fraction_flag() const override { return "--mem-fraction-static"; }
   std::string gpu_product_text() const override { return "TP x PP"; }

@@ -264,7 +264,7 @@ class Vllm final : public EngineModel {
   int default_port() const override { return 8000; }
   bool has_setting(const std::string& n) const override {
     return n == "gpu_memory_utilization" || n == "max_num_batched_tokens" || n == "max_num_seqs" || n == "block_size" ||
-           n == "prefix_caching";
+           n == "prefix_caching" || n == "limit_mm_per_prompt";
   }
   std::string memory_fraction_flag() const override { return "--gpu-memory-utilization"; }
   std::string gpu_product_text() const override { return "TP x PP x DP"; }

@@ -10,6 +10,7 @@
 #include <k3plan/params.hpp>
 #include <k3plan/units.hpp>
 #include <limits>
+#include <regex>
 
 namespace k3plan {
 
@@ -152,6 +153,27 @@ EngineSettings fit_settings(const FitOptions& o) {
   if (o.enable_prefix_caching || o.no_enable_prefix_caching) {
     engine_flag("prefix_caching", o.enable_prefix_caching ? "--enable-prefix-caching" : "--no-enable-prefix-caching");
     s.prefix_caching = o.enable_prefix_caching ? 1 : 0;
+  }
+  if (o.max_total_tokens) {
+    if (*o.max_total_tokens < 1 || *o.max_total_tokens > (std::int64_t{1} << 40)) throw InputError("--max-total-tokens: out of range");
+    if (!em.has_setting("max_total_tokens"))
+      throw InputError(fmt::format("--max-total-tokens is an SGLang flag, not a {} one (--engine {})", em.display_name(), to_string(s.engine)));
+    s.max_total_tokens = *o.max_total_tokens;
+  }
+  if (!o.limit_mm_per_prompt.empty()) {
+    if (!em.has_setting("limit_mm_per_prompt"))
+      throw InputError(
+          fmt::format("--limit-mm-per-prompt is a vLLM flag, not a {} one (--engine {})", em.display_name(), to_string(s.engine)));
+    // the two spellings vLLM takes: JSON ('{"image": 4, "video": 1}') and key=value pairs
+    static const std::regex kSpelling(R"([a-z_0-9"' :=,{}]+)");
+    static const std::regex kImageCount(R"((?:^|[{,\s])['"]?image['"]?\s*[:=]\s*(\d{1,6}))");
+    std::smatch mt;
+    const char* expected = "expected the images per prompt as JSON ('{\"image\": 4}') or image=4";
+    if (!std::regex_match(o.limit_mm_per_prompt, kSpelling)) throw InputError(fmt::format("--limit-mm-per-prompt: {}", expected));
+    if (!std::regex_search(o.limit_mm_per_prompt, mt, kImageCount))
+      throw InputError(fmt::format("--limit-mm-per-prompt '{}': {}", o.limit_mm_per_prompt, expected));
+    s.mm_images_per_prompt = std::stoi(mt[1].str());
+    if (s.mm_images_per_prompt > 4096) throw InputError("--limit-mm-per-prompt: at most 4096 images per prompt");
   }
   s.kv_dtype = o.kv_dtype;
   s.draft_layers = o.draft_layers;

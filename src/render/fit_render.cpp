@@ -1,6 +1,7 @@
 // How one fit reads (fit_render.hpp).
 #include <fmt/format.h>
 
+#include <k3plan/deploy.hpp>
 #include <k3plan/engine.hpp>
 #include <k3plan/fit_render.hpp>
 #include <k3plan/units.hpp>
@@ -10,11 +11,17 @@ namespace k3plan {
 std::vector<std::string> shell_lines(const std::string& program, const std::vector<std::string>& words) {
   std::vector<std::string> out{"  " + program};
   for (std::size_t i = 0; i < words.size(); ++i) {
-    std::string l = "    " + words[i];
-    if (i + 1 < words.size() && words[i + 1].rfind("--", 0) != 0) l += " " + words[++i];
+    std::string l = "    " + shell_word(words[i]);
+    if (i + 1 < words.size() && words[i + 1].rfind("--", 0) != 0) l += " " + shell_word(words[++i]);
     out.push_back(l);
   }
   for (std::size_t i = 0; i + 1 < out.size(); ++i) out[i] += " \\";
+  return out;
+}
+
+std::string shell_command(const std::string& program, const std::vector<std::string>& words) {
+  std::string out = program;
+  for (const auto& w : words) out += " " + shell_word(w);
   return out;
 }
 

@@ -35,6 +35,8 @@ struct FitOptions {
   bool disable_radix_cache = false;
   // vLLM --enable-prefix-caching / --no-enable-prefix-caching (neither = the engine's default)
   bool enable_prefix_caching = false, no_enable_prefix_caching = false;
+  std::optional<std::int64_t> max_total_tokens;  // SGLang --max-total-tokens: caps each KV pool's tokens
+  std::string limit_mm_per_prompt;               // vLLM --limit-mm-per-prompt ('{"image": 4}' or image=4): images profiled
   int draft_layers = 0;
   std::optional<int> speculative_num_draft_tokens;  // SGLang: D verify tokens per step (spec decoding on)
   std::string precision;                            // empty = as shipped

@@ -16,8 +16,11 @@ nlohmann::json fit_json(const FitResult& f);
 // The per-GPU memory budget of the limiting stage, in GiB, GB and share of what the engine sees.
 Table budget_table(const FitResult& f);
 
-// "prog --a 1 --b 2" as lines of one shell command: the program, then one "--flag value" per line,
-// each but the last ending in " \\" (flags as serve_args() wrote them, already quoted).
+// "prog --a 1 --b 2" as lines of one shell command: the program (already shell text), then one
+// "--flag value" per line, each word shell_word()ed (a JSON value such as --limit-mm-per-prompt's
+// comes out single-quoted), each line but the last ending in " \\".
 std::vector<std::string> shell_lines(const std::string& program, const std::vector<std::string>& words);
+// The same command on one line.
+std::string shell_command(const std::string& program, const std::vector<std::string>& words);
 
 }  // namespace k3plan
