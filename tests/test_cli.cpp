@@ -650,3 +650,24 @@ TEST_CASE("fit --limit-mm-per-prompt: the vLLM command carries it in its release
   CHECK(sg.code == 2);
   CHECK(sg.err.find("is a vLLM flag, not a SGLang one") != std::string::npos);
 }
+
+TEST_CASE("fit --no-gpu-p2p: a vLLM TP group without GPU P2P holds a single rank's non-torch memory and the pool gains it", "[cli][fit]") {
+  auto per_gpu = [](const std::vector<std::string>& extra) {
+    std::vector<std::string> a{"fit", "-m", "llama-3.1-8b", "-g", "h100", "--engine", "vllm", "-f", "json"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    const Run r = run(a);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const auto j = json::parse(r.out);
+    return j["per_gpu"].is_array() ? j["per_gpu"][0] : j["per_gpu"];
+  };
+  const auto p2p = per_gpu({"--tp", "2"});
+  const auto host = per_gpu({"--tp", "2", "--no-gpu-p2p"});
+  const auto tp1 = per_gpu({"--tp", "1"});
+  // the non-torch term falls to the world-size-1 figure; everything else stays
+  CHECK(host["overhead_bytes"].get<double>() == Approx(tp1["overhead_bytes"].get<double>()));
+  CHECK(host["overhead_bytes"].get<double>() < p2p["overhead_bytes"].get<double>());
+  CHECK(host["kv_pool_bytes"].get<double>() - p2p["kv_pool_bytes"].get<double>() ==
+        Approx(p2p["overhead_bytes"].get<double>() - host["overhead_bytes"].get<double>()).margin(host["kv_bytes_per_token"].get<double>() * 16));
+  CHECK(per_gpu({"--tp", "1", "--no-gpu-p2p"})["kv_tokens"] == tp1["kv_tokens"]);  // nothing to change without a TP group
+}

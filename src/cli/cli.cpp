@@ -208,6 +208,9 @@ void define_fit(CLI::App& sub, Cli& cli) {
       ->check(whole(1, 1LL << 40));
   sub.add_option("--limit-mm-per-prompt", o->limit_mm_per_prompt,
                  "vLLM: media items per prompt, JSON '{\"image\": 4}' or image=4 (the profile run encodes that many images)");
+  sub.add_flag("--no-gpu-p2p", o->no_gpu_p2p,
+               "The GPUs cannot map each other's memory (vLLM logs 'lacks GPU P2P capability'; e.g. GeForce cards on the stock "
+               "driver): NCCL's buffers stay in host memory, vLLM's non-torch memory is a single rank's");
   sub.add_option("--draft-layers", o->draft_layers, "Speculative-decoding draft layers with their own KV")->check(whole(0, 64));
   sub.add_option("--speculative-num-draft-tokens", o->speculative_num_draft_tokens,
                  "SGLang speculative decoding: verify tokens per step (DSPARK: block size + 1); state pool and request cap")

@@ -175,6 +175,7 @@ EngineSettings fit_settings(const FitOptions& o) {
     s.mm_images_per_prompt = std::stoi(mt[1].str());
     if (s.mm_images_per_prompt > 4096) throw InputError("--limit-mm-per-prompt: at most 4096 images per prompt");
   }
+  s.gpu_p2p = !o.no_gpu_p2p;
   s.kv_dtype = o.kv_dtype;
   s.draft_layers = o.draft_layers;
   if (o.speculative_num_draft_tokens) {
