@@ -671,3 +671,18 @@ TEST_CASE("fit --no-gpu-p2p: a vLLM TP group without GPU P2P holds a single rank
         Approx(p2p["overhead_bytes"].get<double>() - host["overhead_bytes"].get<double>()).margin(host["kv_bytes_per_token"].get<double>() * 16));
   CHECK(per_gpu({"--tp", "1", "--no-gpu-p2p"})["kv_tokens"] == tp1["kv_tokens"]);  // nothing to change without a TP group
 }
+
+TEST_CASE("perf shows an error band only for the model kind it was measured on and says not validated for others", "[cli][perf]") {
+  const Run llama = run({"perf", "-m", "llama-3.1-70b", "-g", "h100", "--tp", "8"});
+  INFO(llama.err);
+  REQUIRE(llama.code == 0);
+  CHECK(llama.out.find("not validated (R1: +/-") != std::string::npos);
+  CHECK(llama.out.find("memory: the KV pool holds") != std::string::npos);
+  const Run j = run({"perf", "-m", "llama-3.1-70b", "-g", "h100", "--tp", "8", "-f", "json"});
+  CHECK(json::parse(j.out)["validated_model"] == false);
+  const Run r1 = run({"perf", "-m", "deepseek-r1-0528", "-g", "h200", "--tp", "8"});
+  INFO(r1.err);
+  REQUIRE(r1.code == 0);
+  CHECK(r1.out.find("not validated") == std::string::npos);
+  CHECK(r1.out.find("+/-") != std::string::npos);
+}

@@ -62,7 +62,14 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
 
   // the error band of this slice, from out-of-sample validation (data/perf/accuracy.yaml)
   const PerfBand* band = band_for(embedded_accuracy(), eff.family, eff.engine, eff.calibrated);
+  // the bands were measured on DeepSeek-R1 rows: for another model the table says so (the JSON
+  // keeps the slice's figures, with validated_model false)
+  // (data/perf/measured-*.yaml name deepseek-r1-0528, which the catalogue resolves to its architecture's entry)
+  const Model* measured = cat.find_model("deepseek-r1-0528");
+  const bool validated_model = measured && m.id == measured->id;
+  r.data["validated_model"] = validated_model;
   auto bnd = [&](double med, double p90) {
+    if (band && !validated_model) return fmt::format("not validated (R1: +/-{:.0f}%)", med);
     return band ? fmt::format("+/-{:.0f}% (p90 {:.0f}%)", med, p90) : std::string("not validated");
   };
   const std::string b_tput = band ? bnd(band->tput_median_pct, band->tput_p90_pct) : bnd(0, 0);
@@ -104,15 +111,15 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
                     fmt::format("{:.1f} at {:.2f} USD/GPU-hour", p.tput_total_per_gpu * p.gpus / usd_h, g.price_usd_per_hour.value),
                     b_tput});
   t.rows.push_back({"USD per million tokens (total)", fmt::format("{:.3f}", usd_h * 1e6 / (3600 * p.tput_total_per_gpu * p.gpus)), b_tput});
-  t.rows.push_back(
-      {"memory",
-       mc.fits ? fmt::format("fits; the KV pool holds {} running requests (at {} tokens each on average; {} at most){}",
-                             fmt_int(static_cast<double>(mc.pool_running)), fmt_int(static_cast<double>(avg_context)),
-                             fmt_int(static_cast<double>(context)),
-                             mc.cap_by_engine ? fmt::format("; the engine runs at most {}", fmt_int(static_cast<double>(mc.engine_running)))
-                                              : std::string())
-               : "DOES NOT FIT (see notes)",
-       ""});
+  // the value column holds figures; the pool's detail is a note (a long cell would squeeze the figures)
+  t.rows.push_back({"memory", mc.fits ? "fits" : "DOES NOT FIT (see notes)", ""});
+  if (mc.fits)
+    r.notes.push_back(fmt::format("memory: the KV pool holds {} running requests (at {} tokens each on average; {} at most){}",
+                                  fmt_int(static_cast<double>(mc.pool_running)), fmt_int(static_cast<double>(avg_context)),
+                                  fmt_int(static_cast<double>(context)),
+                                  mc.cap_by_engine
+                                      ? fmt::format("; the engine runs at most {}", fmt_int(static_cast<double>(mc.engine_running)))
+                                      : std::string()));
   r.tables.push_back(t);
   r.data["usd_per_million_tokens"] = usd_h * 1e6 / (3600 * p.tput_total_per_gpu * p.gpus);
   r.data["tok_s_per_usd_hour"] = p.tput_total_per_gpu * p.gpus / usd_h;
@@ -145,7 +152,7 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
         fmt::format("UNCALIBRATED: no measured rows of {}'s family; factors derived from {} by datasheet ratios, error band "
                     "widened to the leave-one-family-out one",
                     g.id, eff.derived_from));
-  if (band && m.id.rfind("deepseek-r1", 0) != 0)
+  if (band && !validated_model)
     r.notes.push_back(fmt::format("error bands: measured on DeepSeek-R1-0528 rows only; {} is outside the validated set", m.id));
   if (!c.kernels.source.empty()) r.notes.push_back("kernel path: " + c.kernels.source);
   for (const auto& x : mc.reasons) r.notes.push_back("does not fit: " + x);
