@@ -399,3 +399,16 @@ TEST_CASE("calibrate --dp: users that do not split evenly over the replicas leav
   CHECK(j["rows"][2]["replicas"] == 2);
   CHECK(j["rows"][2]["measured"]["tput_tok_s_per_gpu"].get<double>() == Approx(23173.19331061795 / 8));
 }
+
+TEST_CASE("calibrate says when bench_serving drew the lengths over a range and the fit takes their means", "[cli][calibrate]") {
+  const Run r = run({"calibrate", bench("sglang-llama70b-h100-tp8-sweep.jsonl"), "-m", "llama-3.1-70b", "-g", "h100", "-f", "json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["length_notes"].size() == 1);  // the same for all four lines: said once
+  CHECK(j["length_notes"][0].get<std::string>().find("random_range_ratio 0") != std::string::npos);
+  // a file that ran fixed lengths (the hand-built one has no ratio below 1) says nothing
+  const Run fixed = run({"calibrate", bench("sglang-llama70b-h100-tp4.jsonl"), "-g", "h100", "-f", "json"});
+  REQUIRE(fixed.code == 0);
+  CHECK(nlohmann::json::parse(fixed.out)["length_notes"].empty());
+}

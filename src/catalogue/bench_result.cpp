@@ -130,6 +130,14 @@ BenchPoint sglang_point(const json& o, const std::string& where) {
   p.tpot_ms = number(o, "median_tpot_ms", where, 1e-9);
   p.concurrency = opt_int(o, "max_concurrency", where);
   p.concurrency_field = "max_concurrency";
+  // --dataset-name random draws each length uniformly from [max(1, ratio x L), L]
+  // (bench_serving.py sample_random_requests): below ratio 1 the lengths spread
+  const json* ratio = at_path(o, "random_range_ratio");
+  if (opt_str(o, "dataset_name", where) == "random" && ratio && ratio->is_number() && ratio->get<double>() < 1)
+    p.length_spread = fmt::format(
+        "bench_serving drew each request's lengths uniformly from {:g} x to 1 x the nominal ones (random_range_ratio {:g}): the fit "
+        "takes their means, and a median TPOT over requests of such mixed output lengths is not the TPOT of the mean one",
+        ratio->get<double>(), ratio->get<double>());
   const json* si = at_path(o, "server_info");
   if (si && !si->is_null()) {
     if (!si->is_object()) bad(where, "server_info", fmt::format("expected an object, got {}", type_name(*si)));

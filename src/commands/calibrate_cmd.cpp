@@ -143,6 +143,8 @@ Report run_calibrate(const Catalogue& cat, const CalibrateCommandOptions& o) {
                       "unlike these may not follow",
                       s.key, s.rows, s.rows == 1 ? "" : "s"));
   for (const auto& [why, n] : skipped) r.notes.push_back(fmt::format("skipped {} row{}: {}", n, n == 1 ? "" : "s", why));
+  for (const auto& l : c.length_notes) r.notes.push_back("lengths: " + l);
+  r.data["length_notes"] = c.length_notes;
   if (o.out.empty()) {
     r.notes.push_back("nothing written: give -o FILE to write the calibration file");
     r.data["written"] = nullptr;
@@ -156,7 +158,8 @@ Report run_calibrate(const Catalogue& cat, const CalibrateCommandOptions& o) {
     r.assumptions.push_back(fmt::format("request lengths: {:g} of the nominal ISL/OSL (InferenceX draws them at 80-100%)", c.length_scale));
   else
     r.assumptions.push_back("request lengths: the file's measured mean input and output tokens per request");
-  r.assumptions.push_back("throughput per GPU: the file's total tokens/s over the instance's TP GPUs (InferenceX: its per-GPU figure)");
+  r.assumptions.push_back(
+      "throughput per GPU: the file's total tokens/s over its TP x data-parallel-replica GPUs (InferenceX: its per-GPU figure)");
   add_lines(r, c.assumptions);
   r.data["assumptions"] = r.assumptions;
   r.exit_code = 0;

@@ -477,6 +477,9 @@ Calibration calibrate_results(const Catalogue& cat, const CalibrateOptions& o) {
     r.id = fmt::format("{}/{}/{}/{}/tp{}ep{}{}{}/{:g}-{:g}/c{}", r.gpu, r.engine, r.precision, r.spec, r.tp, r.ep,
                        r.dp_attention ? "dpa" : "", r.replicas > 1 ? fmt::format("x{}", r.replicas) : "", r.isl, r.osl, r.conc);
     if (skip.empty() && !p.exclude.empty()) skip = p.exclude;
+    if (skip.empty() && !p.length_spread.empty() &&
+        std::find(out.length_notes.begin(), out.length_notes.end(), p.length_spread) == out.length_notes.end())
+      out.length_notes.push_back(p.length_spread);
     if (skip.empty()) {
       const std::string fam = table.family_of(cat.gpu(r.gpu));
       cr.slice = fmt::format("{}/{}/{}{}", fam.empty() ? "user-" + r.gpu : fam, r.engine, r.precision,

@@ -27,6 +27,9 @@ struct BenchPoint {
   int replicas = 0;  // data-parallel copies of the instance behind one endpoint (SGLang --dp-size without DP attention)
   std::optional<bool> dp_attention;
   std::string exclude;  // non-empty: read but not usable, with the reason (disaggregated rows)
+  // non-empty: the tool drew request lengths over a range, not one length (what the reader takes
+  // is their mean; said to the user)
+  std::string length_spread;
 };
 
 struct BenchFile {

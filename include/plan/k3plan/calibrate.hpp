@@ -102,6 +102,7 @@ struct Calibration {
   std::vector<CalibratedSlice> slices;
   std::string yaml;  // the calibration file (read back by parse_efficiency before it is returned)
   std::vector<std::string> assumptions;
+  std::vector<std::string> length_notes;  // distinct BenchPoint::length_spread of the rows used
 };
 Calibration calibrate_results(const Catalogue& cat, const CalibrateOptions& o);
 
