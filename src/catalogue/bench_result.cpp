@@ -221,44 +221,49 @@ std::string python_json(const std::string& line) {
   return out;
 }
 
+// `visit(line_number, text)` for each non-blank line (numbered from 1); a false return stops.
+template <class Visit>
+void for_each_nonblank_line(const std::string& text, Visit visit) {
+  std::size_t start = 0;
+  int line = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    ++line;
+    const std::string_view one(text.data() + start, end - start);
+    start = end + 1;
+    if (one.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    if (!visit(line, one)) return;
+  }
+}
+
 // Two or more non-blank lines, each one whole object ('{' ... '}'): JSON lines, as bench_serving and
 // vLLM's --append-result write them. One object pretty-printed over many lines is not.
 bool json_lines(const std::string& text) {
   int objects = 0;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string_view one(text.data() + start, end - start);
-    start = end + 1;
-    const auto b = one.find_first_not_of(" \t\r"), e = one.find_last_not_of(" \t\r");
-    if (b == std::string_view::npos) continue;
-    if (one[b] != '{' || one[e] != '}') return false;
-    ++objects;
-  }
-  return objects > 1;
+  bool whole = true;
+  for_each_nonblank_line(text, [&](int, std::string_view one) {
+    whole = one[one.find_first_not_of(" \t\r")] == '{' && one[one.find_last_not_of(" \t\r")] == '}';
+    objects += whole;
+    return whole;
+  });
+  return whole && objects > 1;
 }
 
 // Each non-blank line one JSON object (Python's bare Infinity / NaN allowed), handed to `take` with
 // "FILE:LINE"; a line that is not an object names its line.
 template <class Take>
 void for_each_json_line(const std::string& text, const std::string& origin, const char* writer, Take take) {
-  std::size_t start = 0;
-  int line = 0, objects = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    ++line;
-    const std::string one = text.substr(start, end - start);
-    start = end + 1;
-    if (one.find_first_not_of(" \t\r") == std::string::npos) continue;
+  int objects = 0;
+  for_each_nonblank_line(text, [&](int line, std::string_view one) {
     const std::string where = fmt::format("{}:{}", origin, line);
     // the line's own number in a parse error: the JSON reader counts lines from the start of its text
-    const json o = parse_json_input(std::string(static_cast<std::size_t>(line - 1), '\n') + python_json(one), origin);
+    const json o = parse_json_input(std::string(static_cast<std::size_t>(line - 1), '\n') + python_json(std::string(one)), origin);
     if (!o.is_object()) throw InputError(fmt::format("{}: expected a JSON object per line ({})", where, writer));
     take(o, where);
     ++objects;
-  }
+    return true;
+  });
   if (objects == 0) throw InputError(fmt::format("{}: no JSON lines", origin));
 }
 

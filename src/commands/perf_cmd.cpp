@@ -27,10 +27,9 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
   Report r;
   r.data = perf_json(m, g, o.engine, f.layout, c, p, prec);
   // the memory rules' window (sglang, vllm); trt and atom are checked with SGLang's newest
-  const std::string engine_text =
-      o.engine == "sglang" || o.engine == "vllm" ? engine_model(le, o.engine_version).label() : o.engine;
-  r.data["engine_version"] = o.engine == "sglang" || o.engine == "vllm" ? nlohmann::json(engine_model(le, o.engine_version).version().id)
-                                                                         : nlohmann::json(nullptr);
+  const EngineModel* memory_rules = o.engine == "sglang" || o.engine == "vllm" ? &engine_model(le, o.engine_version) : nullptr;
+  const std::string engine_text = memory_rules ? memory_rules->label() : o.engine;
+  r.data["engine_version"] = memory_rules ? nlohmann::json(memory_rules->version().id) : nlohmann::json(nullptr);
   r.data["fits"] = mc.fits;
   r.data["max_running"] = mc.max_running;
   r.data["max_running_pool"] = mc.pool_running;

@@ -15,6 +15,7 @@
 #include <k3plan/number_text.hpp>
 #include <k3plan/yaml_reader.hpp>
 #include <map>
+#include <regex>
 #include <set>
 #include <unordered_map>
 
@@ -557,6 +558,13 @@ void keep_accepted(std::vector<std::string>& args, std::size_t from, const FlagR
     i = next;
   }
   args = std::move(out);
+}
+
+std::optional<int> limit_mm_images(const std::string& value) {
+  static const std::regex kImageCount(R"((?:^|[{,\s])['"]?image['"]?\s*[:=]\s*(\d{1,6}))");
+  std::smatch mt;
+  if (!std::regex_search(value, mt, kImageCount)) return std::nullopt;
+  return std::stoi(mt[1].str());
 }
 
 ServeArgs serve_args(const ServeRequest& q) {

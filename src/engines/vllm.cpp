@@ -19,9 +19,9 @@
 #include <cmath>
 #include <k3plan/ascii.hpp>
 #include <k3plan/budget.hpp>
+#include <k3plan/engine_flags.hpp>
 #include <k3plan/engine_log.hpp>
 #include <k3plan/units.hpp>
-#include <regex>
 
 #include "engines_impl.hpp"
 
@@ -230,12 +230,8 @@ class Vllm final : public EngineModel {
     s.cpu_offload_bytes = log.num_arg("cpu_offload_gb", 0, 0, 1e6) * kGiB;  // per GPU (vllm/config/cache.py)
     if (log.no_gpu_p2p) s.gpu_p2p = false;
     // --limit-mm-per-prompt: {'image': 50, 'video': 2} (Namespace / non-default args) or image=50,video=2
-    if (log.has("limit_mm_per_prompt")) {
-      static const std::regex kImage(R"(['"]?image['"]?\s*[:=]\s*(\d{1,6}))");
-      std::smatch mt;
-      const std::string v = log.arg("limit_mm_per_prompt");
-      if (std::regex_search(v, mt, kImage)) s.mm_images_per_prompt = std::stoi(mt[1].str());
-    }
+    if (log.has("limit_mm_per_prompt"))
+      if (const auto images = limit_mm_images(log.arg("limit_mm_per_prompt"))) s.mm_images_per_prompt = *images;
     if (log.has("enable_prefix_caching") && log.arg("enable_prefix_caching") != "None")
       s.prefix_caching = log.flag_arg("enable_prefix_caching") ? 1 : 0;
     context = log.int_arg("max_model_len", 0, 1, std::int64_t{1} << 34);

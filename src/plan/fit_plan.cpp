@@ -166,13 +166,11 @@ EngineSettings fit_settings(const FitOptions& o) {
           fmt::format("--limit-mm-per-prompt is a vLLM flag, not a {} one (--engine {})", em.display_name(), to_string(s.engine)));
     // the two spellings vLLM takes: JSON ('{"image": 4, "video": 1}') and key=value pairs
     static const std::regex kSpelling(R"([a-z_0-9"' :=,{}]+)");
-    static const std::regex kImageCount(R"((?:^|[{,\s])['"]?image['"]?\s*[:=]\s*(\d{1,6}))");
-    std::smatch mt;
     const char* expected = "expected the images per prompt as JSON ('{\"image\": 4}') or image=4";
     if (!std::regex_match(o.limit_mm_per_prompt, kSpelling)) throw InputError(fmt::format("--limit-mm-per-prompt: {}", expected));
-    if (!std::regex_search(o.limit_mm_per_prompt, mt, kImageCount))
-      throw InputError(fmt::format("--limit-mm-per-prompt '{}': {}", o.limit_mm_per_prompt, expected));
-    s.mm_images_per_prompt = std::stoi(mt[1].str());
+    const auto images = limit_mm_images(o.limit_mm_per_prompt);
+    if (!images) throw InputError(fmt::format("--limit-mm-per-prompt '{}': {}", o.limit_mm_per_prompt, expected));
+    s.mm_images_per_prompt = *images;
     if (s.mm_images_per_prompt > 4096) throw InputError("--limit-mm-per-prompt: at most 4096 images per prompt");
   }
   s.gpu_p2p = !o.no_gpu_p2p;

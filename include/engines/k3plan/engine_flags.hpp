@@ -116,4 +116,9 @@ ServeArgs serve_args(const ServeRequest& req);
 // a note each. Used for the flags appended after serve_args (node ranks, addresses, host, port).
 void keep_accepted(std::vector<std::string>& args, std::size_t from, const FlagRelease& r, std::vector<std::string>& notes);
 
+// vLLM --limit-mm-per-prompt: the images per prompt its value gives, in the spellings the engine
+// takes and logs ('{"image": 4, "video": 1}', {'image': 4}, image=4,video=1); nullopt when it names
+// no image count. serve_args() writes the flag back in the release's spelling.
+std::optional<int> limit_mm_images(const std::string& value);
+
 }  // namespace k3plan
