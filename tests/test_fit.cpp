@@ -309,3 +309,30 @@ TEST_CASE("SGLang keeps w_kc and w_vc of a block-fp8 kv_b_proj in fp8 up to 0.4.
   CHECK(weights("0.4.6.post3", cat().gpu("h100"), dpa) - weights("0.4.6.post2", cat().gpu("h100"), dpa) == Approx(kv_b * 61));
   CHECK(weights("0.4.6.post3", cat().gpu("mi300x"), dpa) == Approx(weights("0.4.6.post2", cat().gpu("mi300x"), dpa)));
 }
+
+TEST_CASE("the KV and state of a model's pipeline stages add up to the whole model's for every catalogue model") {
+  for (const auto& m : cat().models()) {
+    const int n = static_cast<int>(m.layers.size());
+    if (n < 2) continue;
+    KvOptions whole;
+    const KvProfile all = kv_profile(m, whole);
+    // three uneven stages, as vLLM's get_pp_indices gives the extra layers to the first
+    KvOptions a, b, c;
+    a.last_layer = b.first_layer = n / 3 + 1;
+    b.last_layer = c.first_layer = std::max(b.first_layer + 1, 2 * n / 3);
+    if (c.first_layer >= n) continue;
+    double per_token = 0, state = 0;
+    for (const KvOptions* o : {&a, &b, &c}) {
+      const KvProfile s = kv_profile(m, *o);
+      per_token += s.bytes_per_token;
+      state += s.state_bytes_per_sequence;
+    }
+    INFO(m.id);
+    CHECK(per_token == Approx(all.bytes_per_token));
+    CHECK(state == Approx(all.state_bytes_per_sequence));
+  }
+  KvOptions empty;
+  empty.first_layer = 3;
+  empty.last_layer = 3;
+  CHECK_THROWS_AS(kv_profile(cat().model("llama-3.1-8b"), empty), InputError);
+}

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <k3plan/error.hpp>
 #include <k3plan/kv.hpp>
 
@@ -155,8 +156,13 @@ KvProfile kv_profile(const Model& m, const KvOptions& o) {
   const double elem = kv_dtype_bytes(o.kv_dtype, m);
   state_dtype_bytes(o.state_dtype, m);
   state_dtype_bytes(o.conv_dtype, m);
+  const int n_layers = static_cast<int>(m.layers.size());
+  const int first = std::clamp(o.first_layer, 0, n_layers);
+  const int last = o.last_layer < 0 ? n_layers : std::clamp(o.last_layer, first, n_layers);
+  if (o.last_layer >= 0 && first >= last) throw InputError(fmt::format("kv_profile: layers [{}, {}) of {} hold no layer", o.first_layer, o.last_layer, m.id));
+  const auto stage_layers = std::span<const int>(m.layers).subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(last - first));
   std::vector<int> counts(m.blocks.size(), 0);
-  for (int l : m.layers) ++counts[static_cast<std::size_t>(l)];
+  for (int l : stage_layers) ++counts[static_cast<std::size_t>(l)];
   for (std::size_t i = 0; i < m.blocks.size(); ++i) {
     if (counts[i] == 0) continue;
     LayerKv one = block_kv(m, m.blocks[i], o, elem, o.kv_dtype, p.notes);
@@ -170,11 +176,11 @@ KvProfile kv_profile(const Model& m, const KvOptions& o) {
   if (o.draft_layers > 0) {
     // Draft layers (MTP / EAGLE) keep their own cache, one layer of the model's main attention kind.
     const AttentionBlock* main = nullptr;
-    for (int l : m.layers) {
+    for (int l : stage_layers) {
       const auto& b = m.blocks[static_cast<std::size_t>(l)];
       if (!b.is_linear() && b.sliding_window == 0) main = &b;
     }
-    if (!main) main = &m.blocks[static_cast<std::size_t>(m.layers.back())];
+    if (!main) main = &m.blocks[static_cast<std::size_t>(stage_layers.back())];
     LayerKv dk = block_kv(m, *main, o, elem, o.kv_dtype, p.notes);
     dk.block = "draft (" + main->name + ")";
     dk.draft = true;

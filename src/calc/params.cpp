@@ -201,7 +201,7 @@ const std::vector<PrecisionFormat>& precision_formats() {
 }
 
 const PrecisionFormat& precision_format(const std::string& name) {
-  std::string n = name;
+  std::string_view n = name;  // no copy: this runs for every parameter group of every candidate layout
   if (n == "fp8-block128" || n == "fp8_block") n = "fp8-block";
   if (n == "w4a16" || n == "awq" || n == "gptq") n = "int4-g128";
   for (const auto& f : precision_formats())

@@ -116,8 +116,6 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
       const double layers_only = em.stage_weights_bytes(m, gpu, l, s, start, start + n, false, false);
       b.weights_bytes -= std::min(layers_only, s.cpu_offload_bytes);
     }
-    Model sub = m;
-    sub.layers.assign(m.layers.begin() + start, m.layers.begin() + start + n);
     StageInput in;
     in.model = &m;
     in.gpu = &gpu;
@@ -129,7 +127,9 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     in.users_per_instance = users_per_group;
     KvOptions kst = ko;
     kst.draft_layers = st == pp - 1 ? s.draft_layers : 0;
-    in.kv = kv_profile(sub, kst);
+    kst.first_layer = start;  // the stage's own layers
+    kst.last_layer = start + n;
+    in.kv = kv_profile(m, kst);
     b.kv_bytes_per_token = in.kv.bytes_per_token;
     b.state_bytes_per_sequence = in.kv.state_bytes_per_sequence;
     b.bytes_per_sequence = in.kv.bytes_per_sequence(context);

@@ -114,6 +114,7 @@ double EngineModel::stage_weights_bytes(const Model& m, const Gpu& gpu, const La
   if (m.moe && m.precision_of(ParamGroup::routed_experts) == "mxfp4" && (uniform.empty() || uniform == "mxfp4")) pad = mxfp4_moe_pad(gpu);
   auto round_up = [](double x, int k) { return std::ceil(x / k) * k; };
   const bool shared_whole = m.moe && shared_experts_whole(m, gpu);
+  double mla_copy_bytes = -1;  // per weight of kv_b_proj, looked up at the first MLA layer
   for (int i = first; i < last; ++i) {
     const auto& b = m.blocks[static_cast<std::size_t>(m.layers[static_cast<std::size_t>(i)])];
     const double all = attention_params(m, b), rep = attention_replicated_params(m, b);
@@ -121,10 +122,10 @@ double EngineModel::stage_weights_bytes(const Model& m, const Gpu& gpu, const La
     // w_kc / w_vc: contiguous copies of this rank's kv_b_proj next to it, in the format the
     // engine's rule gives them (mla_absorbed_copy_bytes)
     if (b.kind == AttnKind::mla) {
-      const std::string p = uniform.empty() ? m.precision_of(ParamGroup::attention) : uniform;
-      const double copy_bytes = mla_absorbed_copy_bytes(m, gpu, p);
+      if (mla_copy_bytes < 0)
+        mla_copy_bytes = mla_absorbed_copy_bytes(m, gpu, uniform.empty() ? m.precision_of(ParamGroup::attention) : uniform);
       const double kv_b = static_cast<double>(b.kv_lora_rank) * b.num_heads * (static_cast<double>(b.qk_nope_head_dim) + b.v_head_dim);
-      if (copy_bytes > 0) bytes += kv_b / attn_tp * copy_bytes;
+      if (mla_copy_bytes > 0) bytes += kv_b / attn_tp * mla_copy_bytes;
     }
     add(ParamGroup::norms, b.has_mlp && b.kind != AttnKind::none ? 2 * h : h);
     if (!b.has_mlp) continue;

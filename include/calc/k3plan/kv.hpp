@@ -24,6 +24,8 @@ struct KvOptions {
   std::string state_dtype = "fp32";  // recurrent state: fp32 (SGLang default, vLLM for KDA) | bf16
   std::string conv_dtype = "auto";   // conv state: auto = model dtype
   int draft_layers = 0;              // speculative-decoding draft layers (MTP/EAGLE) with their own KV
+  int first_layer = 0;               // the layers [first_layer, last_layer) of m.layers (a pipeline stage's)
+  int last_layer = -1;               // -1: to the last layer
 };
 
 // Per-GPU cache cost of the layers of one block kind.
