@@ -316,7 +316,7 @@ TEST_CASE("the KV and state of a model's pipeline stages add up to the whole mod
     if (n < 2) continue;
     KvOptions whole;
     const KvProfile all = kv_profile(m, whole);
-    // three uneven stages, as vLLM's get_pp_indices gives the extra layers to the first
+    // three uneven stages
     KvOptions a, b, c;
     a.last_layer = b.first_layer = n / 3 + 1;
     b.last_layer = c.first_layer = std::max(b.first_layer + 1, 2 * n / 3);
@@ -335,4 +335,8 @@ TEST_CASE("the KV and state of a model's pipeline stages add up to the whole mod
   empty.first_layer = 3;
   empty.last_layer = 3;
   CHECK_THROWS_AS(kv_profile(cat().model("llama-3.1-8b"), empty), InputError);
+  KvOptions past_the_end;
+  past_the_end.first_layer = 1000;
+  past_the_end.draft_layers = 1;
+  CHECK_THROWS_AS(kv_profile(cat().model("llama-3.1-8b"), past_the_end), InputError);
 }

@@ -159,7 +159,9 @@ KvProfile kv_profile(const Model& m, const KvOptions& o) {
   const int n_layers = static_cast<int>(m.layers.size());
   const int first = std::clamp(o.first_layer, 0, n_layers);
   const int last = o.last_layer < 0 ? n_layers : std::clamp(o.last_layer, first, n_layers);
-  if (o.last_layer >= 0 && first >= last) throw InputError(fmt::format("kv_profile: layers [{}, {}) of {} hold no layer", o.first_layer, o.last_layer, m.id));
+  // an asked range that holds no layer (also first_layer past the end with last_layer -1)
+  if (first >= last && (o.first_layer != 0 || o.last_layer >= 0))
+    throw InputError(fmt::format("kv_profile: layers [{}, {}) of {} hold no layer", o.first_layer, o.last_layer, m.id));
   const auto stage_layers = std::span<const int>(m.layers).subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(last - first));
   std::vector<int> counts(m.blocks.size(), 0);
   for (int l : stage_layers) ++counts[static_cast<std::size_t>(l)];

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string_view>
 #include <k3plan/error.hpp>
 #include <k3plan/params.hpp>
 

@@ -275,15 +275,15 @@ void add_kv(json& d, const Inputs& in, const ReportCandidate& sub) {
   int start = 0;
   for (int st = 0; st < stage; ++st) start += L / pp + (st < L % pp ? 1 : 0);
   const int n = L / pp + (stage < L % pp ? 1 : 0);
-  Model stage_model = m;
-  stage_model.layers.assign(m.layers.begin() + start, m.layers.begin() + start + n);
   KvOptions ko;
+  ko.first_layer = start;  // the limiting stage's own layers
+  ko.last_layer = start + n;
   ko.tp = attn_tp;
   ko.dcp = l.dcp;
   ko.kv_dtype = s.kv_dtype;
   ko.state_dtype = s.state_dtype;
   ko.draft_layers = stage == pp - 1 ? s.draft_layers : 0;
-  const KvProfile kv = kv_profile(stage_model, ko);
+  const KvProfile kv = kv_profile(m, ko);
   std::vector<std::int64_t> ctxs;
   for (std::int64_t c = 1024; c <= m.max_context; c *= 2) ctxs.push_back(c);
   if (ctxs.empty() || ctxs.back() != m.max_context) ctxs.push_back(m.max_context);
