@@ -1,6 +1,8 @@
 // Per-GPU budgets, engine rules and the smallest layout: the fit calculator.
 #include <catch2/catch.hpp>
 #include <k3plan/budget.hpp>
+#include <k3plan/engine.hpp>
+#include <k3plan/engine_version.hpp>
 #include <k3plan/catalogue.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/kv.hpp>
@@ -157,7 +159,8 @@ TEST_CASE("an engine release maps to the window that covers it, and an unknown o
   CHECK(engine_model(Engine::vllm, "0.8.5.post1").version().id == "0.8.5");
   CHECK(engine_model(Engine::vllm, "v0.9.2").version().id == "0.9.1");
   CHECK(engine_model(Engine::sglang, "0.5.8.post1").version().id == "0.5.8");
-  CHECK(engine_model(Engine::sglang, "0.5.7").version().id == "0.5.3");
+  CHECK(engine_model(Engine::sglang, "0.5.7").version().id == "0.5.6");
+  CHECK(engine_model(Engine::sglang, "0.5.5.post3").version().id == "0.5.3");
   // the speculative verify states move to a reserve at v0.5.8 and into the joint solve at v0.5.13
   CHECK(engine_model(Engine::sglang, "0.5.7").version().spec_verify_states == "per_slot");
   CHECK(engine_model(Engine::sglang, "0.5.8").version().spec_verify_states == "reserve_first");
@@ -339,4 +342,55 @@ TEST_CASE("the KV and state of a model's pipeline stages add up to the whole mod
   past_the_end.first_layer = 1000;
   past_the_end.draft_layers = 1;
   CHECK_THROWS_AS(kv_profile(cat().model("llama-3.1-8b"), past_the_end), InputError);
+}
+
+namespace {
+std::vector<int> stage_counts(Engine e, const std::string& version, int layers, int stages) {
+  std::vector<int> out;
+  const EngineModel& em = engine_model(e, version);
+  for (int st = 0; st < stages; ++st) out.push_back(em.stage_layers(layers, stages, st).count);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("pipeline stages split the layers as each engine version's get_pp_indices does") {
+  // vLLM 0.8 on (PR #13839 and tests/distributed/test_pipeline_partition.py): the rest goes to the
+  // stages before the last, from the second last backwards
+  CHECK(stage_counts(Engine::vllm, "", 61, 4) == std::vector<int>{15, 15, 16, 15});
+  CHECK(stage_counts(Engine::vllm, "", 22, 4) == std::vector<int>{5, 6, 6, 5});
+  CHECK(stage_counts(Engine::vllm, "", 5, 3) == std::vector<int>{2, 2, 1});
+  CHECK(stage_counts(Engine::vllm, "", 3, 2) == std::vector<int>{2, 1});
+  CHECK(stage_counts(Engine::vllm, "0.19", 61, 8) == std::vector<int>{7, 7, 8, 8, 8, 8, 8, 7});
+  // vLLM before 0.8 and SGLang up to 0.5.5: the last stage takes the rest (SGLang issue #9798:
+  // 94 layers at PP8 are 11 x 7 + 17; PR #6666: 61 layers are 7 x 7 + 12)
+  CHECK(stage_counts(Engine::vllm, "0.6.4", 61, 4) == std::vector<int>{15, 15, 15, 16});
+  CHECK(stage_counts(Engine::sglang, "0.5.2", 94, 8) == std::vector<int>{11, 11, 11, 11, 11, 11, 11, 17});
+  CHECK(stage_counts(Engine::sglang, "0.5.5", 61, 8) == std::vector<int>{7, 7, 7, 7, 7, 7, 7, 12});
+  // SGLang 0.5.6 on (PR #13977): one extra layer on each of the last L % pp stages
+  CHECK(stage_counts(Engine::sglang, "0.5.6", 61, 8) == std::vector<int>{7, 7, 7, 8, 8, 8, 8, 8});
+  CHECK(stage_counts(Engine::sglang, "", 93, 2) == std::vector<int>{46, 47});
+}
+
+TEST_CASE("the stages of every engine window hold every layer once and in order") {
+  for (Engine e : kEngines)
+    for (const auto& v : engine_versions(e)) {
+      const EngineModel& em = engine_model(e, v.id);
+      for (int layers : {1, 2, 7, 61, 93, 94})
+        for (int stages = 1; stages <= 16; ++stages) {
+          int next = 0, most = 0, least = layers;
+          for (int st = 0; st < stages; ++st) {
+            const StageLayers s = em.stage_layers(layers, stages, st);
+            INFO(to_string(e) << " " << v.id << " " << layers << " layers, stage " << st << " of " << stages);
+            CHECK(s.first == next);
+            CHECK(s.count >= 0);
+            next += s.count;
+            most = std::max(most, s.count);
+            least = std::min(least, s.count);
+          }
+          CHECK(next == layers);
+          // only the last-takes-the-rest rule leaves stages more than one layer apart
+          if (v.pp_layer_split != "last_takes_rest" && layers >= stages) CHECK(most - least <= 1);
+        }
+      CHECK(em.stage_layers(10, 2, 2).count == 0);
+    }
 }

@@ -112,6 +112,7 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
                 "context_tp8_gib",
                 "context_rocm_tp1_gib",
                 "context_rocm_tp8_gib",
+                "pp_layer_split",
                 "notes"},
                ctx);
   EngineVersion v;
@@ -189,6 +190,9 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
   v.context_tp8_gib = r.number(n, "context_tp8_gib", ctx, false, v.context_tp8_gib, 0, 64);
   v.context_rocm_tp1_gib = r.number(n, "context_rocm_tp1_gib", ctx, false, v.context_rocm_tp1_gib, 0, 64);
   v.context_rocm_tp8_gib = r.number(n, "context_rocm_tp8_gib", ctx, false, v.context_rocm_tp8_gib, 0, 64);
+  v.pp_layer_split = r.str(n, "pp_layer_split", ctx, false, v.pp_layer_split);
+  if (v.pp_layer_split != "last_takes_rest" && v.pp_layer_split != "before_last" && v.pp_layer_split != "last_ranks")
+    r.fail(n["pp_layer_split"], ctx + ".pp_layer_split", "expected last_takes_rest, before_last or last_ranks");
   if (release_parts(v.first).empty()) r.fail(n["first"], ctx + ".first", "expected a release number such as 0.11.0");
   if (!v.last.empty() && release_parts(v.last).empty()) r.fail(n["last"], ctx + ".last", "expected a release number such as 0.16");
   return v;

@@ -91,7 +91,6 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
   const int pp = std::max(1, std::min(l.pp, L));
   const double cap = em.capacity_bytes(gpu);
   bool first_rank = true;
-  int start = 0;
   const bool bad_fraction = r.utilization_used <= 0 || r.utilization_used > 1;
   if (bad_fraction) {
     // a GPU too small for the engine's own reserve: the engine would compute a fraction <= 0
@@ -102,7 +101,8 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
   EngineDefaults dd = d;
   dd.memory_fraction = r.utilization_used;
   for (int st = 0; st < pp; ++st) {
-    const int n = L / pp + (st < L % pp ? 1 : 0);  // vLLM get_pp_indices: the extra layers go first
+    const StageLayers sl = em.stage_layers(L, pp, st);  // the engine's get_pp_indices
+    const int start = sl.first, n = sl.count;
     RankBudget b;
     b.stage = st;
     b.layers = n;
@@ -123,6 +123,7 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     in.settings = &s;
     in.stage = st;
     in.stages = pp;
+    in.layers = sl;
     in.context = context;
     in.users_per_instance = users_per_group;
     KvOptions kst = ko;
@@ -137,7 +138,6 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     r.ranks.push_back(b);
     if (first_rank || b.kv_tokens < r.limiting.kv_tokens) r.limiting = b;
     first_rank = false;
-    start += n;
   }
 
   // capacity at the requested context, minimum over stages

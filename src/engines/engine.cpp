@@ -91,6 +91,24 @@ std::optional<EngineVersion::Pad> EngineModel::mxfp4_moe_pad(const Gpu& gpu) con
   return it->second;
 }
 
+StageLayers EngineModel::stage_layers(int num_layers, int stages, int stage) const {
+  const int L = std::max(0, num_layers), pp = std::max(1, stages);
+  if (stage < 0 || stage >= pp) return {L, 0};
+  const int base = L / pp, rest = L % pp;
+  const std::string& rule = version().pp_layer_split;
+  // the stage's count and the layers of the stages before it
+  auto count = [&](int st) {
+    if (rule == "last_takes_rest") return base + (st == pp - 1 ? rest : 0);
+    if (rule == "last_ranks") return base + (st >= pp - rest ? 1 : 0);
+    // before_last: partitions[-i] += 1 for i in 2..rest+1, i.e. stages pp-1-rest .. pp-2
+    return base + (st >= pp - 1 - rest && st <= pp - 2 ? 1 : 0);
+  };
+  StageLayers s;
+  for (int st = 0; st < stage; ++st) s.first += count(st);
+  s.count = count(stage);
+  return s;
+}
+
 double EngineModel::stage_weights_bytes(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& s, int first, int last,
                                         bool has_embed, bool has_head) const {
   const double h = static_cast<double>(m.hidden_size);

@@ -315,10 +315,7 @@ class Sglang final : public EngineModel {
     const Model& m = *in.model;
     const Layout& l = *in.layout;
     const std::string& uniform = in.settings->precision;
-    const int L = static_cast<int>(m.layers.size()), pp = std::max(1, in.stages);
-    int first = 0;
-    for (int st = 0; st < in.stage; ++st) first += L / pp + (st < L % pp ? 1 : 0);
-    const int n = L / pp + (in.stage < L % pp ? 1 : 0);
+    const int pp = std::max(1, in.stages), first = in.layers.first, n = in.layers.count;
     double slack = 0, offload = in.settings->cpu_offload_bytes;
     // a layer's tensors depend only on its block and on whether its MLP is MoE: computed once per
     // kind (plan runs this for every candidate layout; a 93-layer model has two or three kinds)

@@ -272,12 +272,10 @@ void add_kv(json& d, const Inputs& in, const ReportCandidate& sub) {
   const int L = m.num_layers();
   const int pp = std::max(1, std::min(l.pp, L));
   const int stage = std::clamp(f.limiting.stage, 0, pp - 1);
-  int start = 0;
-  for (int st = 0; st < stage; ++st) start += L / pp + (st < L % pp ? 1 : 0);
-  const int n = L / pp + (stage < L % pp ? 1 : 0);
+  const StageLayers sl = em.stage_layers(L, pp, stage);
   KvOptions ko;
-  ko.first_layer = start;  // the limiting stage's own layers
-  ko.last_layer = start + n;
+  ko.first_layer = sl.first;  // the limiting stage's own layers
+  ko.last_layer = sl.first + sl.count;
   ko.tp = attn_tp;
   ko.dcp = l.dcp;
   ko.kv_dtype = s.kv_dtype;
@@ -314,7 +312,7 @@ void add_kv(json& d, const Inputs& in, const ReportCandidate& sub) {
   d["kv"] = {{"gpu", g.id},
              {"stage", stage},
              {"stages", pp},
-             {"layers", n},
+             {"layers", sl.count},
              {"attention_tp", attn_tp},
              {"dp_groups", dp_groups},
              {"kv_dtype", kv.kv_dtype},

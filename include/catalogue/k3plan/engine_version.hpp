@@ -98,6 +98,17 @@ struct EngineVersion {
   double context_rocm_tp1_gib = 0.65;
   double context_rocm_tp8_gib = 4.1;  // TP >= 2 on ROCm
 
+  // --- both engines
+  // How the decoder layers are split over pipeline stages when the stage count does not divide
+  // them (get_pp_indices, no VLLM_PP_LAYER_PARTITION / SGLANG_PP_LAYER_PARTITION given):
+  //   last_takes_rest  every stage L / pp, the last one the rest as well (vLLM up to 0.7,
+  //                    vllm/distributed/utils.py @ v0.6.4.post1; SGLang up to 0.5.5,
+  //                    python/sglang/srt/distributed/utils.py @ 3e5a73c853)
+  //   before_last      one extra layer each on the stages before the last, from the second last
+  //                    backwards (vLLM 0.8.0 on: partitions[-i] for i in 2..rest+1, PR #13839)
+  //   last_ranks       one extra layer each on the last L % pp stages (SGLang 0.5.6 on: PR #13977,
+  //                    2025-11-26; srt/distributed/utils.py @ 1107be1128)
+  std::string pp_layer_split = "before_last";
   bool covers(const std::string& release) const;
 };
 

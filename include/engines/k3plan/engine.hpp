@@ -56,6 +56,11 @@ struct EngineDefaults {
   std::string kv_dtype;  // what the engine turns an unset ("auto") KV dtype into, when not the model dtype; "" = unchanged
 };
 
+// The decoder layers [first, first + count) of one pipeline stage.
+struct StageLayers {
+  int first = 0, count = 0;
+};
+
 // What the shared fit code has computed for one pipeline stage before the engine fills the pools.
 struct StageInput {
   const Model* model = nullptr;
@@ -64,6 +69,7 @@ struct StageInput {
   const EngineSettings* settings = nullptr;
   int stage = 0;
   int stages = 1;
+  StageLayers layers;                   // the stage's decoder layers (EngineModel::stage_layers)
   std::int64_t context = 0;             // max model length
   std::int64_t users_per_instance = 0;  // requested users per KV instance (DP group)
   KvProfile kv;                         // this stage's layers at the engine's attention TP
@@ -95,6 +101,11 @@ class EngineModel {
   // Further layouts for exactly `gpus` GPUs that plan's cost search also tries, after
   // layout_candidates (unfiltered; fit keeps to layout_candidates). None unless the engine has one.
   virtual std::vector<Layout> search_layout_candidates(const Model&, int) const { return {}; }
+
+  // The layers stage `stage` of `stages` holds, as this version's get_pp_indices splits
+  // `num_layers` when no layer partition is given (EngineVersion::pp_layer_split). Stages beyond
+  // the layer count hold none; the counts of all stages add up to num_layers.
+  StageLayers stage_layers(int num_layers, int stages, int stage) const;
 
   // --- memory
   // `context` is the max model length (0 = not known: the figures that do not depend on it).
