@@ -394,3 +394,30 @@ TEST_CASE("the stages of every engine window hold every layer once and in order"
       CHECK(em.stage_layers(10, 2, 2).count == 0);
     }
 }
+
+TEST_CASE("a fit reusing the stage cache of another context gives what a fresh fit gives for every catalogue model") {
+  const Gpu& g = cat().gpu("h200");
+  for (Engine e : kEngines)
+    for (const auto& m : cat().models()) {
+      EngineSettings s;
+      s.engine = e;
+      Layout l;
+      l.tp = 8;
+      l.pp = m.num_layers() >= 3 ? 3 : 1;  // an uneven split for most models
+      if (m.moe) l.ep = 8;
+      StageCache cache;
+      const FitResult first = evaluate_fit(m, g, l, s, 32768, 4, FitCommands::none, &cache);
+      const FitResult reused = evaluate_fit(m, g, l, s, 2048, 16, FitCommands::none, &cache);
+      const FitResult fresh = evaluate_fit(m, g, l, s, 2048, 16, FitCommands::none);
+      INFO(to_string(e) << " " << m.id);
+      CHECK(cache.weights_bytes.size() == static_cast<std::size_t>(l.pp));
+      REQUIRE(reused.ranks.size() == fresh.ranks.size());
+      for (std::size_t i = 0; i < fresh.ranks.size(); ++i) {
+        CHECK(reused.ranks[i].weights_bytes == fresh.ranks[i].weights_bytes);
+        CHECK(reused.ranks[i].kv_pool_bytes == fresh.ranks[i].kv_pool_bytes);
+        CHECK(reused.ranks[i].max_sequences == fresh.ranks[i].max_sequences);
+      }
+      CHECK(reused.max_users == fresh.max_users);
+      CHECK(first.ranks.size() == fresh.ranks.size());
+    }
+}

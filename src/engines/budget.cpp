@@ -53,7 +53,7 @@ std::int64_t vllm_default_max_num_seqs(const Gpu& gpu) {
 double vllm_default_utilization() { return engine_model(Engine::vllm).version().gpu_memory_utilization; }
 
 FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& given, std::int64_t context,
-                       std::int64_t users, FitCommands commands) {
+                       std::int64_t users, FitCommands commands, StageCache* cache) {
   EngineSettings s = given;  // with the engine's own resolution of what was left at its default
   const EngineModel& em = s.model();
   FitResult r;
@@ -100,6 +100,9 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
   }
   EngineDefaults dd = d;
   dd.memory_fraction = r.utilization_used;
+  const bool reuse = cache && cache->model == &m && cache->gpu == &gpu && cache->settings == &given && cache->layout == l &&
+                     cache->kv_dtype == s.kv_dtype && cache->weights_bytes.size() == static_cast<std::size_t>(pp);
+  if (cache && !reuse) *cache = StageCache{&m, &gpu, &given, l, s.kv_dtype, {}, {}};
   for (int st = 0; st < pp; ++st) {
     const StageLayers sl = em.stage_layers(L, pp, st);  // the engine's get_pp_indices
     const int start = sl.first, n = sl.count;
@@ -107,15 +110,6 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     b.stage = st;
     b.layers = n;
     b.capacity_bytes = cap;
-    b.weights_bytes = em.stage_weights_bytes(m, gpu, l, s, start, start + n, st == 0, st == pp - 1);
-    // --cpu-offload-gb moves up to that many bytes of decoder-layer parameters to host memory:
-    // both engines wrap only the layers make_layers builds (maybe_offload_to_cpu in vLLM
-    // model_executor/models/utils.py and SGLang srt/utils.py), so the embedding, lm_head, final
-    // norm and encoder towers stay on the GPU however large the budget
-    if (s.cpu_offload_bytes > 0) {
-      const double layers_only = em.stage_weights_bytes(m, gpu, l, s, start, start + n, false, false);
-      b.weights_bytes -= std::min(layers_only, s.cpu_offload_bytes);
-    }
     StageInput in;
     in.model = &m;
     in.gpu = &gpu;
@@ -126,11 +120,30 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     in.layers = sl;
     in.context = context;
     in.users_per_instance = users_per_group;
-    KvOptions kst = ko;
-    kst.draft_layers = st == pp - 1 ? s.draft_layers : 0;
-    kst.first_layer = start;  // the stage's own layers
-    kst.last_layer = start + n;
-    in.kv = kv_profile(m, kst);
+    if (reuse) {
+      b.weights_bytes = cache->weights_bytes[static_cast<std::size_t>(st)];
+      in.kv = cache->kv[static_cast<std::size_t>(st)];
+    } else {
+      b.weights_bytes = em.stage_weights_bytes(m, gpu, l, s, start, start + n, st == 0, st == pp - 1);
+      // --cpu-offload-gb moves up to that many bytes of decoder-layer parameters to host memory:
+      // both engines wrap only the layers make_layers builds (maybe_offload_to_cpu in vLLM
+      // model_executor/models/utils.py and SGLang srt/utils.py), so the embedding, lm_head, final
+      // norm and encoder towers stay on the GPU however large the budget
+      if (s.cpu_offload_bytes > 0) {
+        const double layers_only = em.stage_weights_bytes(m, gpu, l, s, start, start + n, false, false);
+        b.weights_bytes -= std::min(layers_only, s.cpu_offload_bytes);
+      }
+      b.weights_bytes += em.weights_rounding_bytes(in);
+      KvOptions kst = ko;
+      kst.draft_layers = st == pp - 1 ? s.draft_layers : 0;
+      kst.first_layer = start;  // the stage's own layers
+      kst.last_layer = start + n;
+      in.kv = kv_profile(m, kst);
+      if (cache) {
+        cache->weights_bytes.push_back(b.weights_bytes);
+        cache->kv.push_back(in.kv);
+      }
+    }
     b.kv_bytes_per_token = in.kv.bytes_per_token;
     b.state_bytes_per_sequence = in.kv.state_bytes_per_sequence;
     b.bytes_per_sequence = in.kv.bytes_per_sequence(context);
@@ -178,7 +191,7 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     EngineSettings se;
     se.engine = e;
     const bool asked = e == s.engine;
-    if (commands == FitCommands::none || (commands == FitCommands::asked && !asked)) continue;
+    if (commands == FitCommands::none || (commands == FitCommands::refusals && !asked)) continue;
     const EngineModel& other = asked ? em : se.model();
     const Layout le = other.effective_layout(m, l, true);
     const std::int64_t per = (users + other.kv_instances(le) - 1) / other.kv_instances(le);
@@ -192,7 +205,12 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     q.max_running = std::max<std::int64_t>(per, 1);
     q.kv_dtype = given.kv_dtype;  // the engine resolves its own default again
     if (asked) q.settings = &given;
+    q.refusal_only = commands == FitCommands::refusals;
     ServeArgs sa = serve_args(q);
+    if (q.refusal_only) {
+      if (!sa.error.empty()) r.reasons.push_back(sa.error);
+      continue;
+    }
     if (r.nodes > 1) {
       const std::size_t at = sa.args.size();
       sa.args.insert(sa.args.end(), {"--nnodes", std::to_string(r.nodes)});

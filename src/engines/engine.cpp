@@ -96,10 +96,11 @@ StageLayers EngineModel::stage_layers(int num_layers, int stages, int stage) con
   if (stage < 0 || stage >= pp) return {L, 0};
   const int base = L / pp, rest = L % pp;
   const std::string& rule = version().pp_layer_split;
+  const bool last_takes_rest = rule == "last_takes_rest", last_ranks = rule == "last_ranks";
   // the stage's count and the layers of the stages before it
   auto count = [&](int st) {
-    if (rule == "last_takes_rest") return base + (st == pp - 1 ? rest : 0);
-    if (rule == "last_ranks") return base + (st >= pp - rest ? 1 : 0);
+    if (last_takes_rest) return base + (st == pp - 1 ? rest : 0);
+    if (last_ranks) return base + (st >= pp - rest ? 1 : 0);
     // before_last: partitions[-i] += 1 for i in 2..rest+1, i.e. stages pp-1-rest .. pp-2
     return base + (st >= pp - 1 - rest && st <= pp - 2 ? 1 : 0);
   };
@@ -133,19 +134,37 @@ double EngineModel::stage_weights_bytes(const Model& m, const Gpu& gpu, const La
   auto round_up = [](double x, int k) { return std::ceil(x / k) * k; };
   const bool shared_whole = m.moe && shared_experts_whole(m, gpu);
   double mla_copy_bytes = -1;  // per weight of kv_b_proj, looked up at the first MLA layer
+  // a layer's weights depend only on its block and on whether its MLP is MoE: each kind is
+  // computed once, times the layers of that kind (a 93-layer model has two or three kinds)
+  struct Kind {
+    int key, layer, count;
+  };
+  std::vector<Kind> kinds;
   for (int i = first; i < last; ++i) {
+    const int key = m.layers[static_cast<std::size_t>(i)] * 2 + (m.is_moe_layer(i) ? 1 : 0);
+    auto it = std::find_if(kinds.begin(), kinds.end(), [key](const Kind& k) { return k.key == key; });
+    if (it == kinds.end())
+      kinds.push_back({key, i, 1});
+    else
+      ++it->count;
+  }
+  double times = 1;  // layers of the kind being added
+  const auto add_layers = [&](ParamGroup g, double params) { add(g, params * times); };
+  for (const Kind& k : kinds) {
+    const int i = k.layer;
+    times = k.count;
     const auto& b = m.blocks[static_cast<std::size_t>(m.layers[static_cast<std::size_t>(i)])];
     const double all = attention_params(m, b), rep = attention_replicated_params(m, b);
-    add(ParamGroup::attention, rep + (all - rep) / attn_tp);
+    add_layers(ParamGroup::attention, rep + (all - rep) / attn_tp);
     // w_kc / w_vc: contiguous copies of this rank's kv_b_proj next to it, in the format the
     // engine's rule gives them (mla_absorbed_copy_bytes)
     if (b.kind == AttnKind::mla) {
       if (mla_copy_bytes < 0)
         mla_copy_bytes = mla_absorbed_copy_bytes(m, gpu, uniform.empty() ? m.precision_of(ParamGroup::attention) : uniform);
       const double kv_b = static_cast<double>(b.kv_lora_rank) * b.num_heads * (static_cast<double>(b.qk_nope_head_dim) + b.v_head_dim);
-      if (mla_copy_bytes > 0) bytes += kv_b / attn_tp * mla_copy_bytes;
+      if (mla_copy_bytes > 0) bytes += kv_b / attn_tp * mla_copy_bytes * times;
     }
-    add(ParamGroup::norms, b.has_mlp && b.kind != AttnKind::none ? 2 * h : h);
+    add_layers(ParamGroup::norms, b.has_mlp && b.kind != AttnKind::none ? 2 * h : h);
     if (!b.has_mlp) continue;
     if (m.is_moe_layer(i)) {
       const auto& e = *m.moe;
@@ -154,17 +173,17 @@ double EngineModel::stage_weights_bytes(const Model& m, const Gpu& gpu, const La
         const bool ep = l.ep > 1;
         const int split = ep ? 1 : group;  // ranks one expert's width is split over
         const double width = round_up(static_cast<double>(e.expert_intermediate_size) / split, pad->intermediate);
-        add(ParamGroup::routed_experts, 3 * round_up(in, pad->hidden) * width * e.routed_experts * split / group);
+        add_layers(ParamGroup::routed_experts, 3 * round_up(in, pad->hidden) * width * e.routed_experts * split / group);
       } else {
-        add(ParamGroup::routed_experts, 3 * in * static_cast<double>(e.expert_intermediate_size) * e.routed_experts / group);
+        add_layers(ParamGroup::routed_experts, 3 * in * static_cast<double>(e.expert_intermediate_size) * e.routed_experts / group);
       }
-      add(ParamGroup::shared_experts, 3 * h * static_cast<double>(e.shared_intermediate_size) / (shared_whole ? 1 : tp));
-      add(ParamGroup::router, h * e.routed_experts + e.routed_experts);
+      add_layers(ParamGroup::shared_experts, 3 * h * static_cast<double>(e.shared_intermediate_size) / (shared_whole ? 1 : tp));
+      add_layers(ParamGroup::router, h * e.routed_experts + e.routed_experts);
       // LatentMoE down/up projections between hidden and latent width: ReplicatedLinear in the
       // engines that say so (SGLang models/kimi_k3.py), else split by TP.
-      if (e.latent_size > 0) add(ParamGroup::latent_proj, (2 * h * e.latent_size) / (latent_proj_replicated() ? 1 : tp) + e.latent_size);
+      if (e.latent_size > 0) add_layers(ParamGroup::latent_proj, (2 * h * e.latent_size) / (latent_proj_replicated() ? 1 : tp) + e.latent_size);
     } else {
-      add(ParamGroup::dense_mlp, m.mlp_matrices() * h * static_cast<double>(m.dense_intermediate_size) / tp);
+      add_layers(ParamGroup::dense_mlp, m.mlp_matrices() * h * static_cast<double>(m.dense_intermediate_size) / tp);
     }
   }
   const double vh = static_cast<double>(m.vocab_size) * h;

@@ -615,6 +615,7 @@ ServeArgs serve_args(const ServeRequest& q) {
   if (!dropped.empty() && s.error.empty())
     s.error = fmt::format("{} cannot run this layout as planned: {}", s.release.label(), fmt::join(dropped, "; "));
   for (auto& d : dropped) s.notes.push_back(std::move(d));
+  if (q.refusal_only) return s;
 
   if (m.engine.trust_remote_code) {
     if (t.has_flag("--trust-remote-code", s.release))

@@ -311,7 +311,7 @@ class Sglang final : public EngineModel {
   // GPU after --cpu-offload-gb (SGLang's offloader moves whole layers, first ones first, while the
   // budget lasts: srt/utils.py maybe_offload_to_cpu), the input embedding on the first stage and
   // the lm_head on the last. The vision tower is not enumerated.
-  double weights_slack(const StageInput& in) const {
+  double weights_rounding_bytes(const StageInput& in) const override {
     const Model& m = *in.model;
     const Layout& l = *in.layout;
     const std::string& uniform = in.settings->precision;
@@ -375,7 +375,6 @@ class Sglang final : public EngineModel {
     const auto& v = version();
     const EngineSettings& s = *in.settings;
     const Layout& l = *in.layout;
-    b.weights_bytes += weights_slack(in);
     // pre_model_load_memory: free memory after the CUDA context and NCCL, before the weights
     b.overhead_bytes = context_bytes(*in.gpu, l.tp * l.pp);
     const double pre = b.capacity_bytes - b.overhead_bytes;

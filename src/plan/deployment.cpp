@@ -36,7 +36,8 @@ bool mixes_prefill(const std::string& engine) {
 MemCheck memory_check(const Model& m, const Gpu& g, const Layout& l, const EngineSettings& s, double isl, double osl, double scale,
                       int users, bool engine_cap, FitCommands commands) {
   MemCheck c;
-  c.full = evaluate_fit(m, g, l, s, static_cast<std::int64_t>(std::ceil(isl + osl)), std::max(1, users), commands);
+  StageCache stages;  // the second, average-context evaluation reuses the stages' weights and KV
+  c.full = evaluate_fit(m, g, l, s, static_cast<std::int64_t>(std::ceil(isl + osl)), std::max(1, users), commands, &stages);
   for (const auto& x : c.full.reasons)
     if (x.rfind("the KV/state pool holds", 0) != 0) c.reasons.push_back(x);
   if (c.full.max_context_one_user < static_cast<std::int64_t>(std::ceil(isl + osl)) && c.reasons.empty())
@@ -45,7 +46,7 @@ MemCheck memory_check(const Model& m, const Gpu& g, const Layout& l, const Engin
   c.fits = c.reasons.empty();
   if (c.fits) {
     const FitResult avg = evaluate_fit(m, g, l, s, std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(scale * (isl + osl / 2)))),
-                                       std::max(1, users), FitCommands::none);
+                                       std::max(1, users), FitCommands::none, &stages);
     c.pool_running = std::max<std::int64_t>(avg.max_users, 1);
     c.max_running = c.pool_running;
     // the engine's own cap on running requests, per DP group that schedules its own batch: SGLang's

@@ -240,7 +240,7 @@ PlanResult search_plan(const Catalogue& cat, const PlanOptions& o) {
           for (const auto& l : layouts) {
             MemCheck mc;
             try {
-              mc = memory_check(m, g, l, s, o.isl, o.osl, 1.0, 1, false, FitCommands::asked);
+              mc = memory_check(m, g, l, s, o.isl, o.osl, 1.0, 1, false, FitCommands::refusals);
             } catch (const InputError& e) {  // e.g. the engine's default memory fraction leaves nothing
               mc.fits = false;
               mc.reasons = {e.what()};

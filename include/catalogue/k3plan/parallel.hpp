@@ -22,6 +22,7 @@ struct Layout {
   // GPUs one instance occupies, as the engine counts them (engine_model(e).gpus); computed wide
   // and clamped: absurd degrees from user input must not overflow
   int gpus(Engine e) const;  // defined in src/engines/layout.cpp (the engine model decides)
+  bool operator==(const Layout&) const = default;
 };
 
 // The one JSON shape of a layout, everywhere k3plan writes one: {tp, ep, dp, pp, dp_attention, dcp}.

@@ -129,14 +129,30 @@ struct FitResult {
   std::vector<std::string> flag_notes;
 };
 
-// Which launch commands evaluate_fit builds: both engines' (what fit prints), only the asked
-// engine's (its argument table still refuses what it would refuse: the planner's search), or none
-// (a budget only).
-enum class FitCommands { both, asked, none };
+// Which launch commands evaluate_fit builds: both engines' (what fit prints), none but the asked
+// engine's refusals (its argument table still refuses what it would refuse, no command is kept:
+// the planner's search), or none (a budget only).
+enum class FitCommands { both, refusals, none };
+
+// What evaluate_fit works out per pipeline stage that depends on neither the context nor the
+// users: the stage's weights as the engine lays them out (with the allocator's rounding and the
+// CPU offload) and its KV profile. A second evaluate_fit of the same layout at another context
+// (memory_check's average-context pass) passes the same cache and reuses them. It is keyed by the
+// model, GPU and settings objects (by address: do not change them between the calls), the layout
+// and the resolved KV dtype; anything else refills it.
+struct StageCache {
+  const Model* model = nullptr;
+  const Gpu* gpu = nullptr;
+  const EngineSettings* settings = nullptr;
+  Layout layout;
+  std::string kv_dtype;
+  std::vector<double> weights_bytes;  // per stage
+  std::vector<KvProfile> kv;          // per stage
+};
 
 // Evaluates one layout. Never throws for "does not fit": sets fits = false with reasons.
 FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const EngineSettings& s, std::int64_t context, std::int64_t users,
-                       FitCommands commands = FitCommands::both);
+                       FitCommands commands = FitCommands::both, StageCache* cache = nullptr);
 
 // Candidate layouts for `gpus` GPUs that the engine accepts (best first).
 std::vector<Layout> candidate_layouts(const Model& m, const Gpu& gpu, Engine e, int gpus);

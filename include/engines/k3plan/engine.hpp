@@ -117,9 +117,13 @@ class EngineModel {
   // The multiples this version's MXFP4 MoE back-end rounds the per-rank expert width and the
   // hidden size up to on `gpu` (EngineVersion::mxfp4_moe_pad by GPU class); none = not modelled.
   std::optional<EngineVersion::Pad> mxfp4_moe_pad(const Gpu& gpu) const;
+  // What the allocator adds to the stage's weights as the engine's own memory figure counts them
+  // (SGLang: torch's caching-allocator rounding of each large weight tensor); the caller adds it
+  // to stage_weights_bytes. `in.kv` is not read: the figure depends on the weights alone.
+  virtual double weights_rounding_bytes(const StageInput&) const { return 0; }
   // Fills reserved / activation / overhead / kv / state terms, kv_tokens and reported_kv_tokens
-  // (what the engine prints) of `b`; capacity and weights are set by the caller. Also the
-  // running-request cap this stage allows.
+  // (what the engine prints) of `b`; capacity and weights (with weights_rounding_bytes) are set by
+  // the caller. Also the running-request cap this stage allows.
   virtual void fill_stage(const StageInput& in, const EngineDefaults& d, RankBudget& b) const = 0;
   // The capacity the engine sizes its pools from on this GPU (torch total_memory).
   double capacity_bytes(const Gpu& gpu) const { return gpu.engine_bytes(); }

@@ -98,6 +98,9 @@ struct ServeRequest {
   // SGLang's linear-attention state pool settings the plan was made with (fit --mamba-*,
   // --max-mamba-cache-size, --disable-radix-cache); nullptr = the engine's defaults
   const EngineSettings* settings = nullptr;
+  // only what decides ServeArgs::error (the parallel and memory flags and the KV dtype): the
+  // planner's search asks whether the engine would refuse a layout, not for its command
+  bool refusal_only = false;
 };
 
 struct ServeArgs {
