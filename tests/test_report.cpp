@@ -433,3 +433,17 @@ TEST_CASE("a narrow table leaves out the listed column even when another column 
   const std::string wide = k3plan::render_table(t, 0);
   CHECK(wide.find("4444") != std::string::npos);
 }
+
+TEST_CASE("a narrow table never cuts the words of a right-aligned column", "[render]") {
+  // figures with units and phrases ("19 at 32k", "1.2 GiB") under a short header: the column
+  // wraps at its spaces but keeps every word whole, however much the other columns must give
+  k3plan::Table t{"t",
+                  {"id", "n", "note"},
+                  {{"kimi-k3", "19 users at 32k tokens", "a long explanation of the row that can wrap at any of its many spaces"},
+                   {"qwen3", "1.25 GiB", "short"}},
+                  {false, true, false},
+                  {}};
+  const std::string out = k3plan::render_table(t, 26);
+  INFO(out);
+  for (const char* word : {"users", "tokens", "1.25", "GiB", "32k"}) CHECK(out.find(word) != std::string::npos);
+}

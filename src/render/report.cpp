@@ -191,7 +191,8 @@ std::string render_table(const Table& table, std::size_t max_width) {
   }
   // Too wide for the terminal: narrow the column with the most to give, repeatedly, and wrap its
   // cells (and its header) at spaces. Numbers never wrap: a numeric column narrows only to its
-  // widest value (its header wraps); a text column to 12 columns.
+  // widest value (its header wraps); a right-aligned column (figures with units, "19 at 32k") to
+  // its widest word, so it wraps at spaces but never cuts a word; a text column to 12 columns.
   auto total = [&] {
     std::size_t sum = n > 0 ? 2 * (n - 1) : 0;
     for (auto x : w) sum += x;
@@ -201,17 +202,23 @@ std::string render_table(const Table& table, std::size_t max_width) {
   std::vector<std::size_t> floor_w(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
     // numbers keep their width; header words are not cut while a wider column can give
-    std::size_t numbers = 0, header_word = 0;
-    for (const auto& row : t.rows)
-      if (i < row.size() && (looks_numeric(row[i]) || row[i] == "-") && row[i].find(' ') == std::string::npos)
-        numbers = std::max(numbers, width(row[i]));
-    const std::string& h = t.headers[i];
-    for (std::size_t a = 0, b = 0; a <= h.size(); ++a)
-      if (a == h.size() || h[a] == ' ') {
-        header_word = std::max(header_word, width(h.substr(b, a - b)));
-        b = a + 1;
-      }
-    floor_w[i] = std::min(w[i], std::max({numbers, header_word, right[i] ? std::size_t{1} : kMinColumn}));
+    std::size_t numbers = 0, cell_word = 0;
+    auto widest_word = [](const std::string& x) {
+      std::size_t most = 0;
+      for (std::size_t a = 0, b = 0; a <= x.size(); ++a)
+        if (a == x.size() || x[a] == ' ') {
+          most = std::max(most, width(x.substr(b, a - b)));
+          b = a + 1;
+        }
+      return most;
+    };
+    for (const auto& row : t.rows) {
+      if (i >= row.size()) continue;
+      if ((looks_numeric(row[i]) || row[i] == "-") && row[i].find(' ') == std::string::npos) numbers = std::max(numbers, width(row[i]));
+      if (right[i]) cell_word = std::max(cell_word, widest_word(row[i]));
+    }
+    const std::size_t header_word = widest_word(t.headers[i]);
+    floor_w[i] = std::min(w[i], std::max({numbers, header_word, cell_word, right[i] ? std::size_t{1} : kMinColumn}));
   }
   while (max_width > 0 && total() > max_width) {
     std::size_t pick = n;
