@@ -121,7 +121,7 @@ const char* to_string(ParamGroup g) {
   return names[static_cast<int>(g)];
 }
 
-std::string Model::precision_of(ParamGroup g) const {
+const std::string& Model::precision_of(ParamGroup g) const {
   const auto it = precision.find(g);
   return it == precision.end() ? default_precision : it->second;
 }

@@ -64,10 +64,10 @@ bool is_float_dtype(const std::string& p) { return p == "bf16" || p == "fp16" ||
 // a bf16 checkpoint's unquantized weights. Quantized groups keep their format.
 double weight_bits_impl(const Model& m, ParamGroup g, const std::string& uniform) {
   if (!uniform.empty()) return precision_format(uniform).bits_per_weight;
-  std::string p = m.precision_of(g);
-  if (g == ParamGroup::norms && !m.precision.count(g)) p = m.dtype;
-  if (is_float_dtype(p) && is_float_dtype(m.dtype)) p = m.dtype;
-  return precision_format(p).bits_per_weight;
+  const std::string* p = &m.precision_of(g);
+  if (g == ParamGroup::norms && !m.precision.count(g)) p = &m.dtype;
+  if (is_float_dtype(*p) && is_float_dtype(m.dtype)) p = &m.dtype;
+  return precision_format(*p).bits_per_weight;
 }
 
 // Rotary dimension of the first attention block that rotates (MLA: qk_rope_head_dim).

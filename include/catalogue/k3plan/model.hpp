@@ -157,7 +157,7 @@ struct Model {
       if (d == layer) return false;
     return true;
   }
-  std::string precision_of(ParamGroup g) const;
+  const std::string& precision_of(ParamGroup g) const;  // a reference into the model: no copy per lookup
   // Query heads used for the TP-divisibility rule: the first full-attention block's heads.
   int attention_heads() const;
 };
