@@ -15,8 +15,6 @@
 
 #include "engines_impl.hpp"
 
-#include "engines_impl.hpp"
-
 namespace k3plan {
 
 namespace {
@@ -134,14 +132,13 @@ double EngineModel::stage_weights_bytes(const Model& m, const Gpu& gpu, const La
   auto round_up = [](double x, int k) { return std::ceil(x / k) * k; };
   const bool shared_whole = m.moe && shared_experts_whole(m, gpu);
   double mla_copy_bytes = -1;  // per weight of kv_b_proj, looked up at the first MLA layer
-  // a layer's weights depend only on its block and on whether its MLP is MoE: each kind is
-  // computed once, times the layers of that kind (a 93-layer model has two or three kinds)
+  // each weights kind computed once, times the layers of that kind (layer_weights_kind)
   struct Kind {
     int key, layer, count;
   };
   std::vector<Kind> kinds;
   for (int i = first; i < last; ++i) {
-    const int key = m.layers[static_cast<std::size_t>(i)] * 2 + (m.is_moe_layer(i) ? 1 : 0);
+    const int key = layer_weights_kind(m, i);
     auto it = std::find_if(kinds.begin(), kinds.end(), [key](const Kind& k) { return k.key == key; });
     if (it == kinds.end())
       kinds.push_back({key, i, 1});

@@ -19,6 +19,12 @@ double model_dtype_bytes(const Model& m);
 // Bits per weight of parameter group `g` as it is stored on the GPU (block scales included; the
 // model dtype for unquantized groups; `uniform` overrides every group when set).
 double weight_bits(const Model& m, ParamGroup g, const std::string& uniform);
+// Layers of the same weights kind hold the same weights: the kind is the layer's block and
+// whether its MLP is MoE. The stage weights and SGLang's allocator rounding compute one layer per
+// kind (a 93-layer model has two or three kinds).
+inline int layer_weights_kind(const Model& m, int layer) {
+  return m.layers[static_cast<std::size_t>(layer)] * 2 + (m.is_moe_layer(layer) ? 1 : 0);
+}
 // The tensor-parallel degrees the search tries for `gpus` GPUs: powers of two dividing it, largest
 // first (the engines' custom all-reduce and most attention kernels assume a power of two).
 std::vector<int> tp_degrees(int gpus);

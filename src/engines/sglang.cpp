@@ -317,15 +317,15 @@ class Sglang final : public EngineModel {
     const std::string& uniform = in.settings->precision;
     const int pp = std::max(1, in.stages), first = in.layers.first, n = in.layers.count;
     double slack = 0, offload = in.settings->cpu_offload_bytes;
-    // a layer's tensors depend only on its block and on whether its MLP is MoE: computed once per
-    // kind (plan runs this for every candidate layout; a 93-layer model has two or three kinds)
+    // a layer's tensors computed once per weights kind (layer_weights_kind; plan runs this for
+    // every candidate layout)
     struct Kind {
       int key;
       double bytes, slack;
     };
     std::vector<Kind> kinds;
     for (int i = first; i < first + n; ++i) {
-      const int key = m.layers[static_cast<std::size_t>(i)] * 2 + (m.is_moe_layer(i) ? 1 : 0);
+      const int key = layer_weights_kind(m, i);
       auto it = std::find_if(kinds.begin(), kinds.end(), [key](const Kind& k) { return k.key == key; });
       if (it == kinds.end()) {
         Kind k{key, 0, 0};
