@@ -272,3 +272,64 @@ TEST_CASE("a vLLM log whose args line is missing takes gpu_memory_utilization fr
   CHECK(both.arg("gpu_memory_utilization") == "0.95");
   CHECK(both.args_from == "non-default args");
 }
+
+namespace {
+// A vLLM V1 start-up excerpt with only the engine-config line and the KV lines, as pasted in
+// issues and documents: `head` goes before the engine-config line, `compilation` is its
+// compilation_config, `extra` sits among its other fields.
+std::string v1_excerpt(const std::string& version, const std::string& head, const std::string& compilation, const std::string& extra = "") {
+  return head + "(EngineCore pid=1) INFO 04-07 15:56:59 [core.py:105] Initializing a V1 LLM engine (v" + version +
+         ") with config: model='meta-llama/Llama-3.1-8B-Instruct', dtype=torch.bfloat16, max_seq_len=8192, tensor_parallel_size=1, " +
+         extra + "kv_cache_dtype=auto, compilation_config=" + compilation +
+         "\n(EngineCore pid=1) INFO 04-07 15:59:03 [kv_cache_utils.py:1319] GPU KV cache size: 476,016 tokens\n";
+}
+LogCheck check_excerpt(const std::string& text, const std::string& version) {
+  LogCheckOptions o;
+  o.model = "llama-3.1-8b";
+  o.gpu = "h100";
+  o.engine_version = version;
+  return check_start_up_log(k3plan_test::cat(), text, "excerpt.log", o);
+}
+bool says(const LogCheck& c, const std::string& what) {
+  for (const auto& a : c.assumptions)
+    if (a.find(what) != std::string::npos) return true;
+  return false;
+}
+}  // namespace
+
+TEST_CASE("a vLLM log without an args line takes max_num_seqs from the CUDA-graph capture sizes it prints", "[validate]") {
+  // vllm/config/vllm.py _set_cudagraph_sizes: with no sizes given the largest is min(2 x max_num_seqs, 512),
+  // so a largest size of 16 (the next size of the list being 24) means max_num_seqs 8-11
+  const std::string sizes = "{\"level\": 3, \"cudagraph_capture_sizes\": [16, 8, 4, 2, 1], \"max_cudagraph_capture_size\": 16}";
+  const LogCheck small = check_excerpt(v1_excerpt("0.19.0", "", sizes), "0.19.0");
+  CHECK(small.settings.max_num_seqs == 11);
+  CHECK(small.fit.max_num_seqs == 11);
+  CHECK(says(small, "max_num_seqs 11 from the logged CUDA-graph capture sizes"));
+  // a paste that cut the dict keeps the bare list
+  CHECK(check_excerpt(v1_excerpt("0.19.0", "", "{...}, ", "cudagraph_capture_sizes=[1, 2, 4], "), "0.19.0").settings.max_num_seqs == 3);
+  // the default sizes (up to 512) bound nothing: the H100 default of 1024 sequences stays
+  const std::string full = "{\"cudagraph_capture_sizes\": [512, 496, 480], \"max_cudagraph_capture_size\": 512}";
+  const LogCheck dflt = check_excerpt(v1_excerpt("0.19.0", "", full), "0.19.0");
+  CHECK(dflt.settings.max_num_seqs == 0);
+  CHECK(dflt.fit.max_num_seqs == 1024);
+  // the smaller profile batch leaves a larger pool: the sampler's logits of 11 sequences, not 1024
+  CHECK(small.predicted_kv_tokens > dflt.predicted_kv_tokens);
+}
+
+TEST_CASE("the capture sizes say nothing of max_num_seqs where an args line, speculative decoding or the version rules it out",
+          "[validate]") {
+  const std::string sizes = "{\"cudagraph_capture_sizes\": [1, 2, 4, 8, 16]}";
+  // an args line gives max_num_seqs or leaves the default, and small sizes there were set by hand
+  const LogCheck args = check_excerpt(
+      v1_excerpt("0.19.0", "(APIServer pid=1) INFO 04-07 15:56:49 [utils.py:233] non-default args: {'model': 'm', 'cuda_graph_sizes': [16]}\n",
+                 sizes),
+      "0.19.0");
+  CHECK(args.settings.max_num_seqs == 0);
+  CHECK(args.fit.max_num_seqs == 1024);
+  CHECK_FALSE(says(args, "CUDA-graph capture sizes"));
+  // speculative decoding multiplies the largest size by its query length
+  CHECK(check_excerpt(v1_excerpt("0.19.0", "", sizes, "speculative_config=SpeculativeConfig(method='mtp', num_spec_tokens=3), "), "0.19.0")
+            .settings.max_num_seqs == 0);
+  // 0.9.1 and 0.9.2 capture up to 512 whatever max_num_seqs is (PR #20628 came with 0.10.0); their window does not infer
+  CHECK(check_excerpt(v1_excerpt("0.9.2", "", sizes), "0.9.2").settings.max_num_seqs == 0);
+}

@@ -183,6 +183,7 @@ LogCheck check_start_up_log(const Catalogue& cat, const std::string& text, const
   std::int64_t& context = c.context;
   em.read_serving(log, m, l, s, context);
   for (auto& note : em.reconcile_logged_layout(log, l)) c.assumptions.push_back(std::move(note));
+  for (auto& note : em.infer_logged_settings(log, s)) c.assumptions.push_back(std::move(note));
   std::string kvd = log.arg("kv_cache_dtype", "auto");
   if (kvd == "None" || kvd.empty()) kvd = "auto";
   s.kv_dtype = kvd;

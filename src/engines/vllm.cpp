@@ -238,6 +238,54 @@ class Vllm final : public EngineModel {
     if (context == 0) context = log.int_arg("max_seq_len", 0, 1, std::int64_t{1} << 34);
     if (context == 0 && log.concurrency_tokens) context = *log.concurrency_tokens;
   }
+  // With no capture sizes given, vLLM captures CUDA graphs up to min(2 x max_num_seqs x
+  // decode_query_len, 512) tokens, the sizes being [1, 2, 4] + range(8, 256, 8) + range(256, max +
+  // 1, 16) (vllm/config/vllm.py VllmConfig._set_cudagraph_sizes @ v0.19.0; SchedulerConfig
+  // cuda_graph_sizes from PR #20628 in 0.10.x). The V1 engine-config line prints the resolved sizes
+  // but not max_num_seqs, so when no args line was read (an args line gives max_num_seqs or leaves
+  // the default, and a user may have set the sizes there) a largest size under 512 bounds it:
+  // largest <= 2 x max_num_seqs < the next size of the list. The upper end is used (the larger
+  // profile batch, the smaller pool). Speculative decoding multiplies by its query length: not inferred.
+  std::vector<std::string> infer_logged_settings(const EngineLog& log, EngineSettings& s) const override {
+    if (!version().cudagraph_sizes_follow_seqs || s.max_num_seqs > 0 || log.args_from.rfind("engine config", 0) != 0) return {};
+    if (log.has("speculative_config") && log.arg("speculative_config") != "None") return {};
+    const std::vector<std::int64_t> sizes = logged_capture_sizes(log);
+    if (sizes.empty()) return {};
+    const std::int64_t largest = *std::max_element(sizes.begin(), sizes.end());
+    if (largest >= 512 || (s.max_num_batched_tokens > 0 && largest >= s.max_num_batched_tokens)) return {};
+    const std::int64_t next = largest < 4 ? 2 * largest : largest < 8 ? 8 : largest < 256 ? largest + 8 : largest + 16;
+    const std::int64_t lo = (largest + 1) / 2, hi = std::max(lo, (next - 1) / 2);
+    s.max_num_seqs = hi;
+    return {fmt::format("max_num_seqs {} from the logged CUDA-graph capture sizes (largest {}; with none given vLLM captures up to "
+                        "min(2 x max_num_seqs, 512), config/vllm.py _set_cudagraph_sizes, so max_num_seqs is {}-{}); no args line says it",
+                        hi, largest, lo, hi)};
+  }
+  // The capture sizes of the engine-config line: compilation_config's "cudagraph_capture_sizes"
+  // list, or a bare cudagraph_capture_sizes=[...] where a paste has cut the dict; empty = none
+  // (enforce_eager prints []).
+  static std::vector<std::int64_t> logged_capture_sizes(const EngineLog& log) {
+    std::string text = log.arg("cudagraph_capture_sizes");
+    if (text.empty()) {
+      const std::string cc = log.arg("compilation_config");
+      const auto key = cc.find("cudagraph_capture_sizes");
+      if (key == std::string::npos) return {};
+      const auto open = cc.find('[', key), close = cc.find(']', key);
+      if (open == std::string::npos || close == std::string::npos || close < open) return {};
+      text = cc.substr(open, close - open + 1);
+    }
+    std::vector<std::int64_t> sizes;
+    std::int64_t cur = -1;
+    for (const char ch : text + " ") {
+      if (ch >= '0' && ch <= '9') {
+        cur = (cur < 0 ? 0 : cur) * 10 + (ch - '0');
+        if (cur > (std::int64_t{1} << 30)) return {};
+      } else if (cur >= 0) {
+        sizes.push_back(cur);
+        cur = -1;
+      }
+    }
+    return sizes;
+  }
   std::optional<std::pair<std::int64_t, std::string>> logged_kv_tokens(const EngineLog& log, int block_size) const override {
     if (log.kv_cache_tokens) return std::make_pair(*log.kv_cache_tokens, std::string("GPU KV cache size"));
     if (log.gpu_blocks) return std::make_pair(*log.gpu_blocks * block_size, fmt::format("# GPU blocks x {}", block_size));

@@ -23,6 +23,11 @@ struct EngineVersion {
   double gpu_memory_utilization = 0.9;         // CacheConfig default
   std::string profile = "v1";                  // v0: peak includes weights, profile batch = max_model_len; v1: snapshot increase
   bool cudagraph_in_profile = false;           // CUDA-graph memory estimated and subtracted before the KV pool
+  // 0.10.0 on: with no capture sizes given, the largest CUDA-graph capture size is
+  // min(2 x max_num_seqs x decode_query_len, 512) (PR #20628; vllm/config/vllm.py
+  // VllmConfig._set_cudagraph_sizes @ v0.19.0), so the sizes an engine-config line prints bound
+  // max_num_seqs when no args line says it
+  bool cudagraph_sizes_follow_seqs = false;
   std::string kv_tokens_report = "per_group";  // what "GPU KV cache size" prints: blocks | per_group | concurrency
   int kernel_block_alignment = 16;             // hybrid page-size unification rounds the attention block to this
   int mla_hybrid_alignment = 16;               // the same for MLA hybrids (Kimi Linear, K3): 64 in 0.12-0.19

@@ -142,6 +142,9 @@ class EngineModel {
   // The layout read from a pasted launch command set right by what the engine's own lines show
   // (SGLang's rank prefixes); returns what it changed and why, for the comparison's assumptions.
   virtual std::vector<std::string> reconcile_logged_layout(const EngineLog&, Layout&) const { return {}; }
+  // Settings no args line of the log gives but its other lines pin down (vLLM: max_num_seqs from
+  // the CUDA-graph capture sizes of the engine-config line); returns what it set and why.
+  virtual std::vector<std::string> infer_logged_settings(const EngineLog&, EngineSettings&) const { return {}; }
 
   // --- command line (the parallel part; the full builder is in render/)
   virtual std::vector<std::string> parallel_args(const Model& m, const Layout& l) const = 0;
