@@ -346,3 +346,39 @@ TEST_CASE("a dense Llama-shaped layer on Hopper is charged its own kernel count 
   CHECK(r.data["efficiency"]["layer_kernel_ratio"].get<double>() == Approx(15 / fitted));
   CHECK(r.data["efficiency"]["kernel_path"].get<std::string>().find("15 kernels") != std::string::npos);
 }
+
+TEST_CASE("Kimi K3 on SGLang on Blackwell is charged its own kernel count against the DeepSeek-R1 layers the factors were fitted on") {
+  // counts read from source (src/engines/kernel_path.cpp, docs/engine-sources/kernel-counts.md section 5):
+  // the fitted path, DeepSeek-R1-0528 on B200 with the InferenceX flags, FP8 32 / 20 and NVFP4 27 / 18 per MoE / dense
+  // layer (3 dense of 61), half the rows each; Kimi K3's models/kimi_k3.py 18 per KDA + MoE layer, 24 per MLA + MoE
+  // layer and 14 for its first (KDA, dense MLP) layer
+  const double fitted = ((3.0 * 20 + 58.0 * 32) / 61 + (3.0 * 18 + 58.0 * 27) / 61) / 2;
+  const Model& k3 = cat().model("kimi-k3");
+  int kda_moe = 0, mla_moe = 0, kda_dense = 0;
+  for (int i = 0; i < k3.num_layers(); ++i) {
+    const AttnKind kind = k3.blocks[static_cast<std::size_t>(k3.layers[static_cast<std::size_t>(i)])].kind;
+    if (kind == AttnKind::kda) (k3.is_moe_layer(i) ? kda_moe : kda_dense)++;
+    if (kind == AttnKind::mla && k3.is_moe_layer(i)) ++mla_moe;
+  }
+  CHECK(kda_moe == 68);  // 69 KDA layers, the first with a dense MLP; 24 MLA layers
+  CHECK(kda_dense == 1);
+  CHECK(mla_moe == 24);
+  const double k3_per_layer = (68.0 * 18 + 24.0 * 24 + 1.0 * 14) / 93;
+  for (const char* gpu : {"b200", "b300", "gb200", "gb300"})
+    CHECK(kernel_path("sglang", cat().gpu(gpu), k3).layer_kernel_ratio == Approx(k3_per_layer / fitted));
+  CHECK(k3_per_layer / fitted == Approx(0.673).epsilon(0.005));
+  CHECK(kernel_path("vllm", cat().gpu("b300"), k3).layer_kernel_ratio == 1);    // vLLM's K3 path is not counted
+  CHECK(kernel_path("sglang", cat().gpu("h200"), k3).layer_kernel_ratio == 1);  // nor Hopper's
+  CHECK(kernel_path("sglang", cat().gpu("mi355x"), k3).layer_kernel_ratio == 1);
+  CHECK(kernel_path("sglang", cat().gpu("b200"), cat().model("deepseek-r1-0528")).layer_kernel_ratio == 1);  // the fitted path
+  // the default path: `perf -m kimi-k3 -g b300` picks it up, names it, and the overhead is the scaled per-layer figure
+  PerfOptions o;
+  o.model = "kimi-k3";
+  o.gpu = "b300";
+  const Report r = run_perf(cat(), o);
+  CHECK(r.data["efficiency"]["layer_kernel_ratio"].get<double>() == Approx(k3_per_layer / fitted));
+  CHECK(r.data["efficiency"]["kernel_path"].get<std::string>().find("kimi_k3.py") != std::string::npos);
+  CHECK(r.data["breakdown"]["overhead_ms"].get<double>() ==
+        Approx(93 * r.data["efficiency"]["layer_overhead_us"].get<double>() * k3_per_layer / fitted / 1e3 +
+               r.data["efficiency"]["step_overhead_ms"].get<double>()));
+}

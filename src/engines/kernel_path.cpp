@@ -91,10 +91,66 @@ KernelPath hopper_dense_path(const std::string& engine, const Gpu& gpu, const Mo
   return k;
 }
 
+// Kimi K3's shape: KDA linear-attention and MLA layers with a latent MoE (SGLang's
+// models/kimi_k3.py); the counts below are that file's.
+bool kimi_k3_shaped(const Model& m) {
+  bool kda = false, mla = false;
+  for (const auto& b : m.blocks) {
+    kda = kda || b.kind == AttnKind::kda;
+    mla = mla || b.kind == AttnKind::mla;
+  }
+  return kda && mla && m.moe && m.moe->latent_size > 0;
+}
+
+// Blackwell (compute capability 10.x: B200, B300, GB200, GB300), counted per decoder layer of a
+// graph-captured decode step at TP 8 (read from the source, not profiled; the per-kernel lists with
+// file:line are in docs/engine-sources/kernel-counts.md, section (5)):
+//   fitted path, SGLang DeepSeek-R1-0528 (BBuf/sglang 65d3b47f, main after v0.5.10.post1, with the
+//     InferenceX dsr1_fp8_b200.sh / dsr1_fp4_b200.sh flags: trtllm_mla attention, flashinfer_trtllm
+//     MoE, FlashInfer all-reduce fusion): FP8 32 per MoE layer and 20 per dense one, NVFP4-V2 27
+//     and 18; the Blackwell SGLang factors were fitted on 15 rows of each, so their mean.
+//   SGLang Kimi K3 (HaiShaw/sglang 4d42deff, main at the v0.5.18 docs bump, models/kimi_k3.py,
+//     default flags with K3's fused all-reduce): KDA + MoE 18 (fused KDA decode; merged front GEMM;
+//     route + pack + MXFP8 quant in one launch), MLA + MoE 24, the first layer (KDA, dense MLP) 14.
+//     Each fusion falls back to more kernels outside its conditions (an fp32 SSM state for the
+//     fused KDA decode, small batches for two MoE fusions); --disable-custom-all-reduce gives 22.4
+//     per layer instead of 19.5. Not counted: DCP, speculative decoding.
+// The per-layer cost is kernel durations and launch gaps, so it scales with the count, as for the
+// paths above.
+KernelPath blackwell_k3_path(const std::string& engine, const Gpu& gpu, const Model& m) {
+  KernelPath k;
+  if (engine != "sglang" || gpu.vendor != "nvidia" || gpu.compute_capability < 9.95 || gpu.compute_capability >= 11.0 || !kimi_k3_shaped(m))
+    return k;
+  double kernels = 0;
+  for (int i = 0; i < m.num_layers(); ++i) {
+    const auto& b = m.blocks[static_cast<std::size_t>(m.layers[static_cast<std::size_t>(i)])];
+    const bool moe = m.is_moe_layer(i);
+    if (b.kind == AttnKind::kda)
+      kernels += moe ? kSglangKimiK3KdaMoeLayerKernelsSm100 : kSglangKimiK3KdaDenseLayerKernelsSm100;
+    else if (b.kind == AttnKind::mla && moe)
+      kernels += kSglangKimiK3MlaMoeLayerKernelsSm100;
+    else
+      return k;  // a layer kind the count does not cover
+  }
+  const double layers = m.num_layers();
+  const double per_layer = kernels / layers;
+  const double fp8 = (3.0 * kSglangDeepseekFp8DenseLayerKernelsSm100 + 58.0 * kSglangDeepseekFp8MoeLayerKernelsSm100) / 61.0;
+  const double fp4 = (3.0 * kSglangDeepseekFp4DenseLayerKernelsSm100 + 58.0 * kSglangDeepseekFp4MoeLayerKernelsSm100) / 61.0;
+  const double fitted = (fp8 + fp4) / 2;
+  k.layer_kernel_ratio = per_layer / fitted;
+  k.source = fmt::format(
+      "SGLang v0.5.18 (models/kimi_k3.py) on sm100: Kimi K3 launches {:.1f} kernels per layer per decode step against {:.1f} per "
+      "layer of the SGLang DeepSeek-R1 FP8 / NVFP4 paths the Blackwell factors were fitted on (read from source: kernel_path.cpp; "
+      "per-layer overhead x {:.2f})",
+      per_layer, fitted, k.layer_kernel_ratio);
+  return k;
+}
+
 }  // namespace
 
 KernelPath kernel_path(const std::string& engine, const Gpu& gpu, const Model& m) {
   if (KernelPath k = hopper_dense_path(engine, gpu, m); !k.source.empty()) return k;
+  if (KernelPath k = blackwell_k3_path(engine, gpu, m); !k.source.empty()) return k;
   if (engine == "sglang") return sglang_path(gpu, m);
   return {};
 }

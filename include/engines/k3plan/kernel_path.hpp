@@ -24,6 +24,20 @@ constexpr int kSglangDeepseekDenseLayerKernelsSm90 = 22;
 constexpr int kSglangDenseGqaLayerKernelsSm90 = 15;
 constexpr int kVllmDenseGqaLayerKernelsSm90 = 14;
 
+// Kernels per decoder layer in a CUDA-graph decode step at TP8 on Blackwell (sm100 / sm103), read
+// from SGLang's source (docs/engine-sources/kernel-counts.md, section (5)): DeepSeek-R1-0528 with
+// the InferenceX B200 flags, the path the Blackwell SGLang factors were fitted on (15 FP8 rows and
+// 15 NVFP4 rows: per MoE layer and per first_k_dense_replace dense layer), and Kimi K3
+// (models/kimi_k3.py, default flags: a KDA layer with its MoE, an MLA layer with its MoE, the KDA
+// layer with the dense MLP).
+constexpr int kSglangDeepseekFp8MoeLayerKernelsSm100 = 32;
+constexpr int kSglangDeepseekFp8DenseLayerKernelsSm100 = 20;
+constexpr int kSglangDeepseekFp4MoeLayerKernelsSm100 = 27;
+constexpr int kSglangDeepseekFp4DenseLayerKernelsSm100 = 18;
+constexpr int kSglangKimiK3KdaMoeLayerKernelsSm100 = 18;
+constexpr int kSglangKimiK3MlaMoeLayerKernelsSm100 = 24;
+constexpr int kSglangKimiK3KdaDenseLayerKernelsSm100 = 14;
+
 // engine: sglang | vllm | trt | atom. Paths not counted return the defaults (ratio 1, BF16 prefill
 // attention) with an empty source.
 KernelPath kernel_path(const std::string& engine, const Gpu& gpu, const Model& m);
