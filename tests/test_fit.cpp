@@ -421,3 +421,65 @@ TEST_CASE("a fit reusing the stage cache of another context gives what a fresh f
       CHECK(first.ranks.size() == fresh.ranks.size());
     }
 }
+
+namespace {
+double activation_of(const Model& m, const Gpu& g, const std::string& window, std::int64_t max_seqs, std::int64_t batched, int images,
+                     std::int64_t context) {
+  EngineSettings s = engine(Engine::vllm);
+  s.engine_version = window;
+  s.max_num_seqs = max_seqs;
+  s.max_num_batched_tokens = batched;
+  s.mm_images_per_prompt = images;
+  Layout l;
+  return evaluate_fit(m, g, l, s, context, 1).limiting.activation_bytes;
+}
+}  // namespace
+
+TEST_CASE("vLLM V1's profile feeds the largest dummy images through the vision tower: Qwen3.6's 4096 x 4096 image sets the peak") {
+  // v1/worker/gpu_model_runner.py profile_run: one encoder batch of budget / item-token images
+  // (budget = max(max_num_batched_tokens, item tokens)), capped by max_num_seqs x the per-prompt
+  // limit; the peak is max(encoder, language model + pixel values and outputs still held)
+  const Model m = resolve_model(cat(), std::string(K3PLAN_TEST_DATA) + "/nvidia--Qwen3.6-35B-A3B-NVFP4_config.json");
+  REQUIRE(m.vision.qwen_vl);
+  CHECK(m.vision.patches_per_image() == 65536);  // 4096 x 4096 pixels (the assumed max) in 16 x 16 patches
+  CHECK(m.vision.tokens_per_image == 16384);     // after the 2 x 2 merge
+  const Gpu& g = cat().validation_gpu("rtx-5090");
+  const double graphs = engine_model(Engine::vllm, "main").version().cudagraph_estimate_gib * kGiB;
+  // per patch: pixel row 3 x 2 x 16 x 16, position embedding 1152 and rotary 72 through the
+  // forward, 11 x 1152 at the attention of one block (residual, norm, qkv, q / k copies, rotary
+  // outputs, attention and proj outputs), 2 B each: 30,864 B
+  const double one_image = 65536.0 * 2 * (1536 + 1152 + 72 + 11 * 1152);
+  CHECK(one_image == 65536.0 * 30864);
+  // the logged run (max_num_seqs 1, 8192 batched tokens, image limit 2): one image, whose encoder peak sets the activation
+  CHECK(activation_of(m, g, "main", 1, 8192, 2, 131072) == Approx(one_image + graphs));
+  // a larger budget profiles more images, up to max_num_seqs x the per-prompt limit
+  CHECK(activation_of(m, g, "main", 1, 65536, 2, 131072) == Approx(2 * one_image + graphs));
+  CHECK(activation_of(m, g, "main", 8, 65536, 2, 131072) == Approx(4 * one_image + graphs));
+  // and a context shorter than two images leaves one per prompt
+  // (one image, whose encoder phase is then smaller than the language model's 32k-token dummy run)
+  CHECK(activation_of(m, g, "main", 1, 32768, 2, 20000) < 2 * one_image + graphs - 0.25 * one_image);
+  CHECK(activation_of(m, g, "main", 1, 32768, 2, 131072) == Approx(2 * one_image + graphs));
+  // the text-only model: no encoder profile
+  Model text = m;
+  text.vision = {};
+  CHECK(activation_of(text, g, "main", 1, 8192, 2, 131072) < 0.5 * one_image + graphs);
+}
+
+TEST_CASE("Gemma 3 at vLLM 0.19's defaults: the sampler sets the peak and the encoder's dummy images and outputs add to it") {
+  // 8192 batched tokens / 256 tokens an image = 32 dummy images through SigLIP: a smaller peak than
+  // the sampler's logits of 1,024 sequences, but their pixel values and embeddings are still
+  // allocated while the language model and the sampler run
+  const Model m = resolve_model(cat(), std::string(K3PLAN_TEST_DATA) + "/google--gemma-3-27b-it_config.json");
+  REQUIRE(m.vision.known());
+  REQUIRE_FALSE(m.vision.qwen_vl);
+  Model text = m;
+  text.vision = {};
+  const Gpu& g = cat().gpu("h100");
+  const double with = activation_of(m, g, "0.18", 0, 0, 0, 8192), without = activation_of(text, g, "0.18", 0, 0, 0, 8192);
+  const double carry = 32.0 * (3 * 896 * 896 * 2 + 256.0 * static_cast<double>(m.hidden_size) * 2);
+  CHECK(with - without == Approx(carry));
+  // with 64 sequences the sampler is small and SigLIP's peak (32 x 4,096 patches, 2 x 1152 + 2 x 4304
+  // live per patch at the MLP, plus the pixels) is the activation
+  const double siglip = 32.0 * 4096 * 2 * (3 * 14 * 14 + 2 * 1152 + 2 * 4304);
+  CHECK(activation_of(m, g, "0.18", 64, 0, 0, 8192) == Approx(siglip));
+}

@@ -1143,6 +1143,32 @@ Model import_hf_config(const std::string& json_text, const std::string& origin, 
       m.vision.image_size = vc.integer({"image_size"}, 0);
       m.vision.patch_size = vc.integer({"patch_size"}, 14);
       m.vision.tokens_per_image = (*towers)["mm_tokens_per_image"].get<std::int64_t>();
+    } else if ((fam == Family::qwen3_5 || fam == Family::qwen3_vl) && vc.has("depth") && vc.has("hidden_size") && vc.has("patch_size")) {
+      // Qwen3-VL's tower (vLLM models/qwen3_vl.py Qwen3_VisionTransformer; Qwen3.5 / 3.6 use it):
+      // dynamic resolution up to the image processor's size.longest_edge pixels, which lives in
+      // preprocessor_config.json, not here: the 16,777,216 that Qwen3-VL, Qwen3.5 and Qwen3.6
+      // repositories ship is assumed (a 4096 x 4096 image: (4096 / 16)^2 = 65,536 patches, 16,384
+      // tokens after the 2 x 2 merge)
+      constexpr std::int64_t kQwenVlMaxPixels = 16777216;
+      m.vision.qwen_vl = true;
+      m.vision.hidden = vc.integer({"hidden_size"}, 0);
+      m.vision.intermediate = vc.integer({"intermediate_size"}, 0);
+      m.vision.layers = vc.integer({"depth"}, 0);
+      m.vision.heads = vc.integer({"num_heads"}, 16);
+      m.vision.patch_size = vc.integer({"patch_size"}, 16);
+      m.vision.channels = vc.integer({"in_channels"}, 3);
+      m.vision.temporal_patch = vc.integer({"temporal_patch_size"}, 2);
+      m.vision.spatial_merge = vc.integer({"spatial_merge_size"}, 2);
+      m.vision.out_hidden = vc.integer({"out_hidden_size"}, 0);
+      if (vc.has("deepstack_visual_indexes") && vc.j["deepstack_visual_indexes"].is_array())
+        m.vision.deepstack = static_cast<std::int64_t>(vc.j["deepstack_visual_indexes"].size());
+      m.vision.image_size = static_cast<std::int64_t>(std::llround(std::sqrt(static_cast<double>(kQwenVlMaxPixels))));
+      const std::int64_t merge = std::max<std::int64_t>(1, m.vision.spatial_merge);
+      m.vision.tokens_per_image = m.vision.patches_per_image() / (merge * merge);
+      add_assumption(m.assumptions, {m.id + " max image",
+                                     "largest image 16,777,216 pixels (4096 x 4096: 65,536 ViT patches, 16,384 tokens), the "
+                                     "preprocessor_config.json size.longest_edge of the Qwen3-VL / Qwen3.5 / Qwen3.6 repositories; "
+                                     "config.json does not carry it"});
     }
     if (m.vision_params > 0)
       add_assumption(m.assumptions, {m.id + " vision_config",

@@ -324,6 +324,11 @@ class Vllm final : public EngineModel {
     for (const auto& b : m.blocks) hybrid = hybrid || b.is_linear() || b.sliding_window > 0;
     if (hybrid && version().hybrid_kv_groups)
       a.push_back("hybrid KV cache manager: layers grouped by kind into equal groups sharing one page pool (kv_cache_utils.py)");
+    if (m.vision.known() && m.vision_params > 0 && version().profile != "v0")
+      a.push_back(fmt::format("{}: the memory profile runs dummy images of the largest size ({} tokens each) through the vision tower before the "
+                              "language model (gpu_model_runner.py profile_run); how many follows --max-num-batched-tokens, --max-num-seqs and "
+                              "--limit-mm-per-prompt",
+                              label(), m.vision.tokens_per_image));
     return a;
   }
 
@@ -449,10 +454,75 @@ class Vllm final : public EngineModel {
     }
     const double peak = persistent ? std::max(sampler + moe, mlp) : std::max({sampler, moe, mlp});
     const double language = peak + elem * static_cast<double>(tokens) * static_cast<double>(m.hidden_size) + mla_prefill_workspace_bytes(m, d, context);
+    // V1: the encoder's own peak, or the language model's with the encoder phase's leftovers
+    const V1Encoder enc = v1_encoder(m, l, d, context, images_per_prompt);
+    if (enc.items > 0) return std::max(enc.peak_bytes, language + enc.carry_bytes);
     if (mm.seqs <= 0) return language;
     // the multimodal profile: the language-model forward runs with the masks and the fp32 pixel
     // values still live; the vision tower and the mask building run before it
     return std::max({language + mm.lm_extra_bytes, mm.vision_bytes, mm.mask_bytes});
+  }
+
+  // V1's multimodal profile (v1/worker/gpu_model_runner.py profile_run, read at upstream main of
+  // 2026-05-24 through the local-inference-lab/vllm fork 28be48fa9; the budget at upstream
+  // v1/core/encoder_cache_manager.py compute_mm_encoder_budget @ 003ad86e2 and
+  // multimodal/encoder_budget.py MultiModalBudget @ 042a4d3ee): before the language model's dummy
+  // run it feeds one batch of dummy items of the modality with the most tokens per item through the
+  // encoder, keeps the outputs (encoder_cache) and the batched inputs (a local of profile_run) until
+  // the sampler has run, then frees them. The batch: budget = max(max_num_batched_tokens, tokens of
+  // one item); items = max(1, min(budget / item tokens, max_num_seqs x max(1, min(limit per prompt,
+  // max_model_len / item tokens)))), the limit being 999 for a modality --limit-mm-per-prompt leaves
+  // out in V1. gpu_worker.py determine_available_memory resets torch's peak before profile_run, so
+  // the peak it subtracts is the larger of the encoder phase's and the language model's plus what
+  // the encoder phase left allocated. Modelled for images through the towers Model::vision knows
+  // (SigLIP, Qwen3-VL's); the encoder runs eagerly (no ViT CUDA graph or compile by default), its
+  // blocks one after the other, so the peak is one block's live tensors per patch.
+  struct V1Encoder {
+    std::int64_t items = 0;    // dummy images in the profile's encoder batch (0 = no encoder profile)
+    double peak_bytes = 0;     // torch peak while the tower runs
+    double carry_bytes = 0;    // the batched pixel values and the encoder outputs, live through the LM dummy run
+  };
+  V1Encoder v1_encoder(const Model& m, const Layout& l, const EngineDefaults& d, std::int64_t context, int images_per_prompt) const {
+    V1Encoder r;
+    const auto& vt = m.vision;
+    if (version().profile == "v0" || !vt.known() || m.vision_params <= 0) return r;
+    const std::int64_t item = vt.tokens_per_image;
+    const std::int64_t budget = std::max(d.max_num_batched_tokens, item);
+    const std::int64_t limit = images_per_prompt > 0 ? images_per_prompt : 999;
+    const std::int64_t per_prompt = std::max<std::int64_t>(1, std::min(limit, context > 0 ? context / item : limit));
+    r.items = std::max<std::int64_t>(1, std::min(budget / item, std::max<std::int64_t>(1, d.max_num_seqs) * per_prompt));
+    const double elem = model_dtype_bytes(m);
+    const double patches = static_cast<double>(r.items) * static_cast<double>(vt.patches_per_image());
+    // pixel values in the model dtype (multimodal/processing/context.py _postprocess_output casts
+    // them), one row of channels x frames x patch^2 per patch; the outputs, item tokens x the
+    // projector's width
+    const double pixel_row = static_cast<double>(vt.channels * std::max<std::int64_t>(1, vt.temporal_patch) * vt.patch_size * vt.patch_size);
+    const double pixels = patches * pixel_row * elem;
+    const double out = static_cast<double>(vt.out_hidden > 0 ? vt.out_hidden : m.hidden_size);
+    r.carry_bytes = pixels + static_cast<double>(r.items * item) * out * elem;
+    // one encoder block's live tensors per patch, sharded by TP (mm_encoder_tp_mode "weights",
+    // config/multimodal.py); the all-reduce after a row-parallel projection is out of place
+    const double h = static_cast<double>(vt.hidden), inter = static_cast<double>(vt.intermediate);
+    const double tp = std::max(1, l.tp), ar = l.tp > 1 ? h : 0.0;
+    double attn = 0, whole = 0;
+    if (vt.qwen_vl) {
+      // Qwen3_VisionBlock with the FLASH_ATTN ViT back-end (qwen3_vl.py, qwen2_5_vl.py
+      // Qwen2_5_VisionAttention): the residual, norm1's output, qkv (3h / tp), the contiguous q
+      // and k copies made before the rotary (2h / tp), the rotary outputs (2h / tp), the
+      // attention output (h / tp; varlen flash attention keeps no score matrix) and proj's output;
+      // through the whole forward the position embeddings (h), the gathered rotary cos / sin (one
+      // head_dim) and each deepstack merger's output (out / merge^2)
+      attn = 2 * h + 8 * h / tp + h + ar;
+      const double merge = static_cast<double>(std::max<std::int64_t>(1, vt.spatial_merge));
+      whole = h + h / static_cast<double>(std::max<std::int64_t>(1, vt.heads)) + static_cast<double>(vt.deepstack) * out / (merge * merge);
+    } else {
+      // SiglipEncoderLayer: as counted for V0 below (qkv split by views)
+      attn = 2 * h + 4 * h / tp + h + ar;
+    }
+    // the MLP: the residual, the norm's output, fc1 and its activation (i / tp each), then fc2's output
+    const double mlp = std::max(2 * h + 2 * inter / tp, 2 * h + inter / tp + h + ar);
+    r.peak_bytes = pixels + patches * (whole + std::max(attn, mlp)) * elem;
+    return r;
   }
 
   // V0's multimodal profile run (vllm/worker/model_runner.py _dummy_run @ v0.8.0, the same from
@@ -472,7 +542,7 @@ class Vllm final : public EngineModel {
   V0Multimodal v0_multimodal(const Model& m, const Layout& l, std::int64_t tokens, std::int64_t max_seqs, int images_per_prompt) const {
     V0Multimodal r;
     const auto& vt = m.vision;
-    if (version().profile != "v0" || !vt.known() || m.vision_params <= 0 || tokens <= 0) return r;
+    if (version().profile != "v0" || !vt.known() || vt.qwen_vl || m.vision_params <= 0 || tokens <= 0) return r;
     const auto per_prompt = static_cast<std::int64_t>(std::max(1, images_per_prompt));
     const std::int64_t mm_tokens = per_prompt * vt.tokens_per_image;
     r.seqs = std::max<std::int64_t>(1, std::min(max_seqs, tokens / mm_tokens));

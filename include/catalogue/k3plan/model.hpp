@@ -137,8 +137,15 @@ struct Model {
   // is (image_size / patch_size)^2 patches) and the language-model tokens one image becomes
   // (mm_tokens_per_image); all 0 when the config has no such tower (dynamic-resolution towers).
   // Used for the activation of a profile run that feeds dummy images through the tower.
+  // Qwen-VL-style towers (Qwen3-VL, Qwen3.5 / 3.6: qwen_vl) resize an image to at most the image
+  // processor's max pixels; image_size is then the side of the square of that many pixels, the
+  // largest image the engine profiles, each patch carries temporal_patch frames, and
+  // spatial_merge^2 patches become one language-model token of out_hidden.
   struct VisionTower {
     std::int64_t hidden = 0, intermediate = 0, layers = 0, image_size = 0, patch_size = 0, tokens_per_image = 0;
+    std::int64_t heads = 0, channels = 3, temporal_patch = 1, spatial_merge = 1, out_hidden = 0;  // out_hidden 0 = the text hidden size
+    bool qwen_vl = false;  // rotary ViT blocks (qwen3_vl.py Qwen3_VisionBlock), dynamic resolution
+    std::int64_t deepstack = 0;  // Qwen3-VL deepstack_visual_indexes: merger outputs kept to the end of the forward
     std::int64_t patches_per_image() const { return patch_size > 0 ? (image_size / patch_size) * (image_size / patch_size) : 0; }
     bool known() const { return hidden > 0 && layers > 0 && patches_per_image() > 0 && tokens_per_image > 0; }
   };
