@@ -367,7 +367,11 @@ TEST_CASE("Kimi K3 on SGLang on Blackwell is charged its own kernel count agains
   for (const char* gpu : {"b200", "b300", "gb200", "gb300"})
     CHECK(kernel_path("sglang", cat().gpu(gpu), k3).layer_kernel_ratio == Approx(k3_per_layer / fitted));
   CHECK(k3_per_layer / fitted == Approx(0.673).epsilon(0.005));
-  CHECK(kernel_path("vllm", cat().gpu("b300"), k3).layer_kernel_ratio == 1);    // vLLM's K3 path is not counted
+  // vLLM's K3 package (vllm/models/kimi_k3/nvidia): 21 per KDA + MoE layer, 27 per MLA + MoE layer, 11 for the first
+  const double vllm_per_layer = (68.0 * 21 + 24.0 * 27 + 1.0 * 11) / 93;
+  CHECK(kernel_path("vllm", cat().gpu("gb300"), k3).layer_kernel_ratio == Approx(vllm_per_layer / fitted));
+  CHECK(vllm_per_layer / fitted == Approx(0.774).epsilon(0.005));
+  CHECK(kernel_path("trt", cat().gpu("b300"), k3).layer_kernel_ratio == 1);     // TensorRT-LLM's K3 path is not counted
   CHECK(kernel_path("sglang", cat().gpu("h200"), k3).layer_kernel_ratio == 1);  // nor Hopper's
   CHECK(kernel_path("sglang", cat().gpu("mi355x"), k3).layer_kernel_ratio == 1);
   CHECK(kernel_path("sglang", cat().gpu("b200"), cat().model("deepseek-r1-0528")).layer_kernel_ratio == 1);  // the fitted path

@@ -104,7 +104,7 @@ bool kimi_k3_shaped(const Model& m) {
 
 // Blackwell (compute capability 10.x: B200, B300, GB200, GB300), counted per decoder layer of a
 // graph-captured decode step at TP 8 (read from the source, not profiled; the per-kernel lists with
-// file:line are in docs/engine-sources/kernel-counts.md, section (5)):
+// file:line are in docs/engine-sources/kernel-counts.md, sections (5) and (6)):
 //   fitted path, SGLang DeepSeek-R1-0528 (BBuf/sglang 65d3b47f, main after v0.5.10.post1, with the
 //     InferenceX dsr1_fp8_b200.sh / dsr1_fp4_b200.sh flags: trtllm_mla attention, flashinfer_trtllm
 //     MoE, FlashInfer all-reduce fusion): FP8 32 per MoE layer and 20 per dense one, NVFP4-V2 27
@@ -115,20 +115,32 @@ bool kimi_k3_shaped(const Model& m) {
 //     Each fusion falls back to more kernels outside its conditions (an fp32 SSM state for the
 //     fused KDA decode, small batches for two MoE fusions); --disable-custom-all-reduce gives 22.4
 //     per layer instead of 19.5. Not counted: DCP, speculative decoding.
+//   vLLM Kimi K3 (vllm/models/kimi_k3/nvidia/ model.py, kda.py, mla.py, latent_moe_runner.py @
+//     EmbeddedLLM/vllm 5ac26849, upstream main 2026-08-07, the decode path of PR #50000 aeeb36b1f):
+//     no torch.compile for K3 (breakable CUDA graphs, compilation mode NONE), hand-fused kernels:
+//     KDA + MoE 21, MLA + MoE 27, the first layer 11 (22.4 on average; the router, the latent down
+//     projection and the shared expert are separate GEMMs, routing from logits). vLLM has no
+//     Blackwell factors of its own and borrows the SGLang entry, so the same fitted path is the
+//     reference. The measured vLLM K3 runs used a pre-merge image that was not read.
 // The per-layer cost is kernel durations and launch gaps, so it scales with the count, as for the
 // paths above.
 KernelPath blackwell_k3_path(const std::string& engine, const Gpu& gpu, const Model& m) {
   KernelPath k;
-  if (engine != "sglang" || gpu.vendor != "nvidia" || gpu.compute_capability < 9.95 || gpu.compute_capability >= 11.0 || !kimi_k3_shaped(m))
+  const bool sglang = engine == "sglang";
+  if ((!sglang && engine != "vllm") || gpu.vendor != "nvidia" || gpu.compute_capability < 9.95 || gpu.compute_capability >= 11.0 ||
+      !kimi_k3_shaped(m))
     return k;
+  const int kda_moe = sglang ? kSglangKimiK3KdaMoeLayerKernelsSm100 : kVllmKimiK3KdaMoeLayerKernelsSm100;
+  const int kda_dense = sglang ? kSglangKimiK3KdaDenseLayerKernelsSm100 : kVllmKimiK3KdaDenseLayerKernelsSm100;
+  const int mla_moe = sglang ? kSglangKimiK3MlaMoeLayerKernelsSm100 : kVllmKimiK3MlaMoeLayerKernelsSm100;
   double kernels = 0;
   for (int i = 0; i < m.num_layers(); ++i) {
     const auto& b = m.blocks[static_cast<std::size_t>(m.layers[static_cast<std::size_t>(i)])];
     const bool moe = m.is_moe_layer(i);
     if (b.kind == AttnKind::kda)
-      kernels += moe ? kSglangKimiK3KdaMoeLayerKernelsSm100 : kSglangKimiK3KdaDenseLayerKernelsSm100;
+      kernels += moe ? kda_moe : kda_dense;
     else if (b.kind == AttnKind::mla && moe)
-      kernels += kSglangKimiK3MlaMoeLayerKernelsSm100;
+      kernels += mla_moe;
     else
       return k;  // a layer kind the count does not cover
   }
@@ -139,10 +151,10 @@ KernelPath blackwell_k3_path(const std::string& engine, const Gpu& gpu, const Mo
   const double fitted = (fp8 + fp4) / 2;
   k.layer_kernel_ratio = per_layer / fitted;
   k.source = fmt::format(
-      "SGLang v0.5.18 (models/kimi_k3.py) on sm100: Kimi K3 launches {:.1f} kernels per layer per decode step against {:.1f} per "
-      "layer of the SGLang DeepSeek-R1 FP8 / NVFP4 paths the Blackwell factors were fitted on (read from source: kernel_path.cpp; "
-      "per-layer overhead x {:.2f})",
-      per_layer, fitted, k.layer_kernel_ratio);
+      "{} on sm100: Kimi K3 launches {:.1f} kernels per layer per decode step against {:.1f} per layer of the SGLang DeepSeek-R1 "
+      "FP8 / NVFP4 paths the Blackwell factors were fitted on (read from source: kernel_path.cpp; per-layer overhead x {:.2f})",
+      sglang ? "SGLang v0.5.18 (models/kimi_k3.py)" : "vLLM main of 2026-08 (models/kimi_k3/nvidia, PR #50000)", per_layer, fitted,
+      k.layer_kernel_ratio);
   return k;
 }
 

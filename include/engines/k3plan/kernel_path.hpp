@@ -29,7 +29,8 @@ constexpr int kVllmDenseGqaLayerKernelsSm90 = 14;
 // the InferenceX B200 flags, the path the Blackwell SGLang factors were fitted on (15 FP8 rows and
 // 15 NVFP4 rows: per MoE layer and per first_k_dense_replace dense layer), and Kimi K3
 // (models/kimi_k3.py, default flags: a KDA layer with its MoE, an MLA layer with its MoE, the KDA
-// layer with the dense MLP).
+// layer with the dense MLP); vLLM borrows the SGLang Blackwell factors, so its K3 count is set
+// against the same fitted path.
 constexpr int kSglangDeepseekFp8MoeLayerKernelsSm100 = 32;
 constexpr int kSglangDeepseekFp8DenseLayerKernelsSm100 = 20;
 constexpr int kSglangDeepseekFp4MoeLayerKernelsSm100 = 27;
@@ -37,6 +38,10 @@ constexpr int kSglangDeepseekFp4DenseLayerKernelsSm100 = 18;
 constexpr int kSglangKimiK3KdaMoeLayerKernelsSm100 = 18;
 constexpr int kSglangKimiK3MlaMoeLayerKernelsSm100 = 24;
 constexpr int kSglangKimiK3KdaDenseLayerKernelsSm100 = 14;
+// vLLM's Kimi K3 (vllm/models/kimi_k3/nvidia/, PR #50000): the same three layer kinds (section (6)).
+constexpr int kVllmKimiK3KdaMoeLayerKernelsSm100 = 21;
+constexpr int kVllmKimiK3MlaMoeLayerKernelsSm100 = 27;
+constexpr int kVllmKimiK3KdaDenseLayerKernelsSm100 = 11;
 
 // engine: sglang | vllm | trt | atom. Paths not counted return the defaults (ratio 1, BF16 prefill
 // attention) with an empty source.
