@@ -483,3 +483,20 @@ TEST_CASE("Gemma 3 at vLLM 0.19's defaults: the sampler sets the peak and the en
   const double siglip = 32.0 * 4096 * 2 * (3 * 14 * 14 + 2 * 1152 + 2 * 4304);
   CHECK(activation_of(m, g, "0.18", 64, 0, 0, 8192) == Approx(siglip));
 }
+
+TEST_CASE("vLLM's dummy sampler holds what each release's top-k / top-p path allocates per sequence and vocabulary entry") {
+  // v1/sample/ops/topk_topp_sampler.py: FlashInfer's sampler in 0.10.x (14 B: bf16 logits, fp32 copy,
+  // masked logits, probs), the native sort from 0.11.1 (PR #26859) to 0.16 (38 B: + sorted values,
+  // int64 indices, torch's reverse indices, CUB's buffers), Triton in place from 0.17 (PR #33538;
+  // the 15 B fitted on the 0.19 logs); 1,024 dummy sequences on an H100 at the default 8192 tokens
+  const Model& m = cat().model("llama-3.1-8b");
+  const Gpu& g = cat().gpu("h100");
+  auto act = [&](const std::string& version) { return activation_of(m, g, engine_model(Engine::vllm, version).version().id, 0, 0, 0, 8192); };
+  const double entries = 1024.0 * static_cast<double>(m.vocab_size);
+  CHECK(act("0.10.1.1") - act("0.19.0") == Approx(-1 * entries));
+  CHECK(act("0.11.0") - act("0.19.0") == Approx(-1 * entries));
+  CHECK(act("0.11.1") - act("0.19.0") == Approx(23 * entries));
+  CHECK(act("0.13.0") - act("0.19.0") == Approx(23 * entries));
+  CHECK(act("0.16.0") - act("0.19.0") == Approx(23 * entries));
+  CHECK(act("0.17.1") - act("0.19.0") == Approx(0).margin(1));
+}

@@ -380,10 +380,12 @@ class Vllm final : public EngineModel {
     return chunked ? 512 : std::max<std::int64_t>(context, 2048);
   }
 
-  // Torch activation peak of the profile run. V1: fitted on three H100 vLLM 0.19 logs (in-sample:
-  // Llama-3.1-8B 1.89 GiB, Qwen2.5-7B 2.21 GiB, Qwen3-14B 2.23 GiB at 8192 batched tokens and 1024
-  // sequences): the sampler's fp32 logits and their copies dominate (about 15 B per sequence per
-  // vocab entry), plus the hidden states of the batched tokens. V0 without chunked prefill runs
+  // Torch activation peak of the profile run. V1: the sampler's logits and their copies dominate
+  // (the window's sampler_bytes_per_entry per sequence per vocab entry: counted from the sampler's
+  // code per release, 14 with FlashInfer's top-k / top-p, 38 with the native sort; from 0.17 the 15
+  // fitted on three H100 vLLM 0.19 logs, in-sample: Llama-3.1-8B 1.89 GiB, Qwen2.5-7B 2.21 GiB,
+  // Qwen3-14B 2.23 GiB at 8192 batched tokens and 1024 sequences, which the count of 14 + the Triton
+  // scratch + the cuBLAS workspace reproduces), plus the hidden states of the batched tokens. V0 without chunked prefill runs
   // the profile at max(max_model_len, max_num_batched_tokens) tokens.
   // Only the last pipeline stage runs the sampler. MoE layers add the fused-MoE workspace
   // (vllm/model_executor/layers/fused_moe/fused_moe.py fused_experts_impl: cache13 of
@@ -400,12 +402,12 @@ class Vllm final : public EngineModel {
     // _dummy_run samples with top_k = vocab - 1 and top_p = 0.99, so vllm/model_executor/layers/
     // sampler.py _apply_top_k_top_p runs; counted @ v0.8.1): the bf16 logits (2) and their fp32 copy
     // (4) stay live while the sort values (4) and int64 indices (8), the top-k mask (1), the top-p
-    // softmax (4), cumsum (4) and mask (1) and the scattered result (4) exist: 32 B. V1 samples the
-    // dummy batch without top-k / top-p: about 15 B (fitted, above).
+    // softmax (4), cumsum (4) and mask (1) and the scattered result (4) exist: 32 B. V1: the window's
+    // sampler_bytes_per_entry (counted per release, data/engines/vllm.yaml; 15 fitted from 0.17 on).
     // The model-dtype tensors (logits as computed, hidden states, MoE scratch) scale with the
     // dtype the model runs in: 2 B for bf16 / fp16, 4 B with --dtype float32.
     const double elem = model_dtype_bytes(m);
-    const double per_entry = (version().profile == "v0" ? 32.0 : 15.0) + (elem - 2.0);
+    const double per_entry = (version().profile == "v0" ? 32.0 : version().sampler_bytes_per_entry) + (elem - 2.0);
     const double sampler = last_stage ? per_entry * s * static_cast<double>(m.vocab_size) : 0.0;
     double moe = 0;
     const bool persistent = version().moe_workspace_persistent;

@@ -28,6 +28,11 @@ struct EngineVersion {
   // VllmConfig._set_cudagraph_sizes @ v0.19.0), so the sizes an engine-config line prints bound
   // max_num_seqs when no args line says it
   bool cudagraph_sizes_follow_seqs = false;
+  // V1 profile: bytes per (dummy sequence x vocabulary entry) live at the dummy sampler's peak
+  // (v1/worker/gpu_model_runner.py _dummy_sampler_run, v1/sample/): 14 with FlashInfer's top-k /
+  // top-p (0.10.x), 38 with the native sort (0.11.1-0.16), 15 fitted on the 0.19 logs (0.17 on:
+  // 14 counted + the Triton scratch and the cuBLAS workspace)
+  double sampler_bytes_per_entry = 15;
   std::string kv_tokens_report = "per_group";  // what "GPU KV cache size" prints: blocks | per_group | concurrency
   int kernel_block_alignment = 16;             // hybrid page-size unification rounds the attention block to this
   int mla_hybrid_alignment = 16;               // the same for MLA hybrids (Kimi Linear, K3): 64 in 0.12-0.19
