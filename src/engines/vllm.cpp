@@ -502,29 +502,37 @@ class Vllm final : public EngineModel {
     const double pixels = patches * pixel_row * elem;
     const double out = static_cast<double>(vt.out_hidden > 0 ? vt.out_hidden : m.hidden_size);
     r.carry_bytes = pixels + static_cast<double>(r.items * item) * out * elem;
-    // one encoder block's live tensors per patch, sharded by TP (mm_encoder_tp_mode "weights",
-    // config/multimodal.py); the all-reduce after a row-parallel projection is out of place
+    r.peak_bytes = pixels + patches * vit_live_elements_per_patch(vt, l.tp, out) * elem;
+    return r;
+  }
+
+  // Elements per patch live at the peak of one vision-tower block (blocks run one after the other,
+  // so the tower's peak is one block's), TP-sharded like the decoder (mm_encoder_tp_mode
+  // "weights", config/multimodal.py); the all-reduce after a row-parallel projection is out of
+  // place (pynccl all_reduce: cuda_communicator.py, distributed/device_communicators @ v0.8.0).
+  //   SigLIP (siglip.py SiglipEncoderLayer @ v0.8.0): at the attention's all-reduce the residual,
+  //     layer_norm1's output, the fused qkv (3 h / tp, held through the call by its chunks), the
+  //     attention output (h / tp; xFormers / SDPA / flash kernels keep no score matrix) and
+  //     out_proj's output.
+  //   Qwen3-VL (qwen3_vl.py Qwen3_VisionBlock, qwen2_5_vl.py Qwen2_5_VisionAttention, FLASH_ATTN ViT
+  //     back-end): the residual, norm1's output, qkv (3h / tp), the contiguous q and k copies made
+  //     before the rotary (2h / tp), the rotary outputs (2h / tp), the attention output (h / tp;
+  //     varlen flash attention) and proj's output; through the whole forward also the position
+  //     embeddings (h), the gathered rotary cos / sin (one head_dim) and each deepstack merger's
+  //     output (out / merge^2).
+  //   Both MLPs: the residual, the norm's output, fc1 and its activation (i / tp each), then fc2's
+  //     output and its all-reduce.
+  static double vit_live_elements_per_patch(const Model::VisionTower& vt, int tp_size, double out) {
     const double h = static_cast<double>(vt.hidden), inter = static_cast<double>(vt.intermediate);
-    const double tp = std::max(1, l.tp), ar = l.tp > 1 ? h : 0.0;
-    double attn = 0, whole = 0;
+    const double tp = std::max(1, tp_size), ar = tp_size > 1 ? h : 0.0;
+    double attn = 2 * h + 4 * h / tp + h + ar, whole = 0;
     if (vt.qwen_vl) {
-      // Qwen3_VisionBlock with the FLASH_ATTN ViT back-end (qwen3_vl.py, qwen2_5_vl.py
-      // Qwen2_5_VisionAttention): the residual, norm1's output, qkv (3h / tp), the contiguous q
-      // and k copies made before the rotary (2h / tp), the rotary outputs (2h / tp), the
-      // attention output (h / tp; varlen flash attention keeps no score matrix) and proj's output;
-      // through the whole forward the position embeddings (h), the gathered rotary cos / sin (one
-      // head_dim) and each deepstack merger's output (out / merge^2)
       attn = 2 * h + 8 * h / tp + h + ar;
       const double merge = static_cast<double>(std::max<std::int64_t>(1, vt.spatial_merge));
       whole = h + h / static_cast<double>(std::max<std::int64_t>(1, vt.heads)) + static_cast<double>(vt.deepstack) * out / (merge * merge);
-    } else {
-      // SiglipEncoderLayer: as counted for V0 below (qkv split by views)
-      attn = 2 * h + 4 * h / tp + h + ar;
     }
-    // the MLP: the residual, the norm's output, fc1 and its activation (i / tp each), then fc2's output
     const double mlp = std::max(2 * h + 2 * inter / tp, 2 * h + inter / tp + h + ar);
-    r.peak_bytes = pixels + patches * (whole + std::max(attn, mlp)) * elem;
-    return r;
+    return whole + std::max(attn, mlp);
   }
 
   // V0's multimodal profile run (vllm/worker/model_runner.py _dummy_run @ v0.8.0, the same from
@@ -555,20 +563,9 @@ class Vllm final : public EngineModel {
     // kwargs; the vision tower's call holds a model-dtype copy (_image_pixels_to_features)
     const double pixels = images * 3.0 * static_cast<double>(vt.image_size) * static_cast<double>(vt.image_size);
     r.lm_extra_bytes = 4.0 * pixels;
-    // one SigLIP encoder layer (siglip.py SiglipEncoderLayer @ v0.8.0), TP-sharded like the
-    // decoder: live at the attention's all-reduce are the residual, layer_norm1's output, the
-    // fused qkv (3 h / tp, held through the call by its chunks), the attention output (h / tp;
-    // MultiHeadAttention's xFormers / SDPA kernels keep no score matrix), out_proj's output and,
-    // with TP > 1, the all-reduce's result (pynccl all_reduce is out of place:
-    // cuda_communicator.py all_reduce, distributed/device_communicators @ v0.8.0); at the MLP
-    // the residual, layer_norm2's output, fc1 and its activation (i / tp each), then fc2's output
-    // and its all-reduce
-    const double h = static_cast<double>(vt.hidden), inter = static_cast<double>(vt.intermediate);
-    const double tp = std::max(1, l.tp), ar = l.tp > 1 ? h : 0.0;
-    const double attn = 2 * h + 4 * h / tp + h + ar;
-    const double mlp = std::max(2 * h + 2 * inter / tp, 2 * h + inter / tp + h + ar);
+    // one SigLIP encoder layer at a time (vit_live_elements_per_patch)
     const double patches = images * static_cast<double>(vt.patches_per_image());
-    r.vision_bytes = (4.0 + elem) * pixels + patches * std::max(attn, mlp) * elem;
+    r.vision_bytes = (4.0 + elem) * pixels + patches * vit_live_elements_per_patch(vt, l.tp, 0) * elem;
     // Gemma 3 (gemma3_mm.py Gemma3ForConditionalGeneration.prepare_attn_masks @ v0.8.0): a dense
     // seq_len x seq_len global and a local mask per sequence in the model dtype, built from a
     // zeros_like image mask, tril / where temporaries and two bool masks; at the local mask's
