@@ -88,6 +88,27 @@ SourcePos at(const std::string& file, const YAML::Node& n) {
   return {file, n.Mark().line + 1, column};
 }
 
+// The engines' layer-split text ("19,21,21,19": get_pp_indices reads int(x) for each comma-separated
+// entry); nullopt when an entry is not a whole number from 0 to 100,000.
+std::optional<std::vector<int>> parse_layer_partition(const std::string& text) {
+  std::vector<int> out;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', at);
+    std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (item.empty() || item.size() > 6 || item.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    const int v = std::stoi(item);
+    if (v > 100000) return std::nullopt;
+    out.push_back(v);
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+    if (out.size() > 4096) return std::nullopt;
+  }
+  return out;
+}
+
 struct Reader {
   const std::string& file;
   std::vector<Finding>& findings;
@@ -238,7 +259,7 @@ Deployment parse_deployment(const std::string& text, const std::string& origin, 
     if (!p.IsMap()) {
       r.error("schema/type", "'parallel' must be a mapping {tp, ep, dp, pp, dp_attention}", p);
     } else {
-      r.keys(p, {"tp", "ep", "dp", "pp", "dp_attention", "dcp"}, "parallel");
+      r.keys(p, {"tp", "ep", "dp", "pp", "dp_attention", "dcp", "pp_layer_partition"}, "parallel");
       d.layout_given = true;
       if (auto v = r.num(p, "tp", "parallel.tp", 1, 4096, true)) d.layout.tp = static_cast<int>(*v);
       if (auto v = r.num(p, "ep", "parallel.ep", 1, 4096, true)) d.layout.ep = static_cast<int>(*v);
@@ -246,8 +267,25 @@ Deployment parse_deployment(const std::string& text, const std::string& origin, 
       if (auto v = r.num(p, "pp", "parallel.pp", 1, 4096, true)) d.layout.pp = static_cast<int>(*v);
       if (auto v = r.boolean(p, "dp_attention", "parallel.dp_attention")) d.layout.dp_attention = *v;
       if (auto v = r.num(p, "dcp", "parallel.dcp", 1, 4096, true)) d.layout.dcp = static_cast<int>(*v);
+      // decoder layers per pipeline stage (the engine's VLLM_ / SGLANG_PP_LAYER_PARTITION): a list
+      // [19, 21, 21, 19] or the engine's own text "19,21,21,19"
+      if (const YAML::Node n = p["pp_layer_partition"]; n.IsDefined() && !n.IsNull()) {
+        d.where["parallel.pp_layer_partition"] = at(origin, n);
+        std::string split;
+        if (n.IsSequence()) {
+          for (const auto& x : n) split += (split.empty() ? "" : ",") + (x.IsScalar() ? x.Scalar() : std::string("?"));
+        } else if (n.IsScalar()) {
+          split = n.Scalar();
+        }
+        if (const auto parts = parse_layer_partition(split))
+          d.pp_layer_partition = *parts;
+        else
+          r.error("schema/type", "'parallel.pp_layer_partition' must be whole numbers of layers per pipeline stage, e.g. [19, 21, 21, 19]", n);
+      }
     }
   }
+  // the split gives the stage count when `pp` is left out (the engines count its entries)
+  if (!d.pp_layer_partition.empty() && !d.where.count("parallel.pp")) d.layout.pp = static_cast<int>(d.pp_layer_partition.size());
   d.context = r.context(root);
   if (auto v = r.num(root, "users", "users", 1, 1e7, true)) d.users = static_cast<std::int64_t>(*v);
   if (auto v = r.str(root, "kv_dtype", "kv_dtype")) d.kv_dtype = *v;
@@ -439,6 +477,21 @@ Deployment parse_launch_command(const std::string& text, const std::string& orig
     }
     return x;
   };
+  // environment assignments before the engine (`VLLM_PP_LAYER_PARTITION=19,21,21,19 vllm serve`,
+  // or an `export` line of a script): the manual layer split; whether the name is the one this
+  // engine reads is the check rules' question (engine models)
+  for (std::size_t k = 0; k < i && k < words.size(); ++k) {
+    const std::string& w = words[k].text;
+    const auto eq = w.find('=');
+    if (eq == std::string::npos || eq < 19 || w.compare(eq - 19, 19, "_PP_LAYER_PARTITION") != 0) continue;
+    d.pp_layer_partition_env = w.substr(0, eq);
+    d.where["parallel.pp_layer_partition"] = pos(words[k]);
+    if (const auto parts = parse_layer_partition(w.substr(eq + 1)))
+      d.pp_layer_partition = *parts;
+    else
+      findings.push_back({"command/value", "error",
+                          fmt::format("{}: expected whole numbers of layers per pipeline stage, e.g. 19,21,21,19", w), pos(words[k])});
+  }
   bool ep_enabled = false;
   int ep_size = 0;
   d.layout_given = true;

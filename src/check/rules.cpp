@@ -273,6 +273,26 @@ void engine_layout(RuleContext& c) {
   for (const auto& w : c.layout_warnings) c.add("engine/tp-across-nodes", "note", w, c.at({"parallel.tp", "parallel", "gpus"}));
 }
 
+// The manual layer split (VLLM_PP_LAYER_PARTITION / SGLANG_PP_LAYER_PARTITION): one the engine's
+// get_pp_indices raises on, or one set through the variable the other engine reads
+void layer_partition(RuleContext& c) {
+  const Deployment& d = c.d;
+  if (d.pp_layer_partition.empty()) return;
+  const EngineModel& em = engine_for(d);
+  const SourcePos p = c.at({"parallel.pp_layer_partition", "parallel"});
+  if (!d.pp_layer_partition_env.empty() && d.pp_layer_partition_env != em.pp_partition_env()) {
+    c.add("engine/pp-layer-partition-env", "warning",
+          fmt::format("{} reads {}, not {}: the split {} is ignored and the release's own split runs", c.engine_name, em.pp_partition_env(),
+                      d.pp_layer_partition_env, fmt::format("{}", fmt::join(d.pp_layer_partition, ","))),
+          p);
+    return;
+  }
+  const std::string why = em.pp_partition_refusal(d.pp_layer_partition, c.model->num_layers(), std::max(1, c.layout.pp));
+  if (why.empty()) return;
+  c.refusal_messages.push_back(why);  // the fit's reason: reported here, not as a memory finding
+  c.add("engine/pp-layer-partition", "error", why, p);
+}
+
 void context_max(RuleContext& c) {
   const Model& m = *c.model;
   if (c.d.context > m.max_context)
@@ -512,6 +532,8 @@ const std::vector<RuleInfo> kRules = {
     {"engine/dp-attention", "error", "vLLM has no DP-attention flag", engine_layout},
     {"engine/ep-derived", "error", "vLLM derives EP = TP x DP: another EP size cannot be set", engine_layout},
     {"engine/tp-across-nodes", "note", "Tensor parallelism crosses the scale-out network", engine_layout},
+    {"engine/pp-layer-partition", "error", "The manual layer split does not give one count per pipeline stage summing to the layers", layer_partition},
+    {"engine/pp-layer-partition-env", "warning", "The layer split is set through the other engine's variable and is ignored", layer_partition},
     // memory, through fit
     {"memory/context-max", "error", "Context above the model's maximum", context_max},
     {"memory/does-not-fit", "error", "Weights and engine reserve exceed the GPU memory", memory},

@@ -211,6 +211,11 @@ void define_fit(CLI::App& sub, Cli& cli) {
   sub.add_flag("--no-gpu-p2p", o->no_gpu_p2p,
                "The GPUs cannot map each other's memory (vLLM logs 'lacks GPU P2P capability'; e.g. GeForce cards on the stock "
                "driver): NCCL's buffers stay in host memory, vLLM's non-torch memory is a single rank's");
+  sub.add_option("--pp-layer-partition", o->pp_layer_partition,
+                 "Decoder layers per pipeline stage, e.g. 23,24,23,23 (the engine's VLLM_PP_LAYER_PARTITION / "
+                 "SGLANG_PP_LAYER_PARTITION; sets --pp; default: the release's own split)")
+      ->delimiter(',')
+      ->check(whole(0, kMaxLayers));
   sub.add_option("--draft-layers", o->draft_layers, "Speculative-decoding draft layers with their own KV")->check(whole(0, 64));
   sub.add_option("--speculative-num-draft-tokens", o->speculative_num_draft_tokens,
                  "SGLang speculative decoding: verify tokens per step (DSPARK: block size + 1); state pool and request cap")
@@ -293,6 +298,11 @@ void define_launch(CLI::App& sub, Cli& cli) {
   Layout& l = o->flags.layout;
   layout_options(sub, l.tp, l.ep, l.dp, l.pp, l.dcp);
   sub.add_flag("--enable-dp-attention", l.dp_attention, "SGLang DP-attention");
+  sub.add_option("--pp-layer-partition", o->flags.pp_layer_partition,
+                 "Decoder layers per pipeline stage, e.g. 23,24,23,23: exported as the engine's VLLM_PP_LAYER_PARTITION / "
+                 "SGLANG_PP_LAYER_PARTITION (sets --pp when it is not given)")
+      ->delimiter(',')
+      ->check(whole(0, kMaxLayers));
   // disaggregated prefill / decode: a pool of workers per side, the transfer back-end and the router
   for (auto [side, ls] : {std::pair{"prefill", &o->prefill}, std::pair{"decode", &o->decode}}) {
     const std::string s(side);
@@ -311,6 +321,11 @@ void define_launch(CLI::App& sub, Cli& cli) {
     for (const char* name : {"--tp", "--ep", "--dp", "--pp", "--dcp", "--enable-dp-attention"})
       if (sub.count(name) > 0) o->layout_given = true;
     if (sub.count("--ep") > 0) o->flags.where["parallel.ep"] = {"--ep", 0, 0};  // EP given: vLLM does not derive it
+    if (sub.count("--pp-layer-partition") > 0) {
+      o->layout_given = true;
+      o->flags.where["parallel.pp_layer_partition"] = {"--pp-layer-partition", 0, 0};
+      if (sub.count("--pp") == 0) o->flags.layout.pp = static_cast<int>(o->flags.pp_layer_partition.size());
+    }
     cli.action = [o, engine, context](const Catalogue& c) {
       o->flags.engine = parse_engine(*engine);
       engine_model(o->flags.engine, o->flags.engine_version);

@@ -45,9 +45,10 @@ void fit_summary(Report& r, const FitResult& f, const std::vector<FitAlternative
   // the launch commands as shell lines that stay copyable at any terminal width
   const std::string path = shell_word(serve_model_path(m, spec));
   r.notes.push_back("SGLang:");
-  for (const auto& l : shell_lines("python3 -m sglang.launch_server --model-path " + path, f.sglang_args)) r.notes.push_back(l);
+  for (const auto& l : shell_lines("python3 -m sglang.launch_server --model-path " + path, f.sglang_args, f.sglang_env))
+    r.notes.push_back(l);
   r.notes.push_back("vLLM:");
-  for (const auto& l : shell_lines("vllm serve " + path, f.vllm_args)) r.notes.push_back(l);
+  for (const auto& l : shell_lines("vllm serve " + path, f.vllm_args, f.vllm_env)) r.notes.push_back(l);
   for (const auto& x : f.reasons) r.notes.push_back("does not fit: " + x);
   for (const auto& x : f.warnings) r.notes.push_back("warning: " + x);
   for (const auto& x : f.flag_notes) r.notes.push_back("note: " + x);

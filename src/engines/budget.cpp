@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -72,6 +73,8 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     r.reasons.push_back(
         fmt::format("context {} exceeds the model's maximum of {} tokens ({})", context, m.max_context, format_context(m.max_context)));
 
+  if (const std::string why = em.pp_partition_refusal(s.pp_layer_partition, m.num_layers(), std::max(1, l.pp)); !why.empty())
+    r.reasons.push_back(why);
   const int instances = em.kv_instances(l);
   const std::int64_t users_per_group = (users + instances - 1) / instances;
   const EngineDefaults d = em.defaults(m, gpu, l, s, users_per_group, context);
@@ -104,7 +107,7 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
                      cache->kv_dtype == s.kv_dtype && cache->weights_bytes.size() == static_cast<std::size_t>(pp);
   if (cache && !reuse) *cache = StageCache{&m, &gpu, &given, l, s.kv_dtype, {}, {}};
   for (int st = 0; st < pp; ++st) {
-    const StageLayers sl = em.stage_layers(L, pp, st);  // the engine's get_pp_indices
+    const StageLayers sl = em.stage_layers(L, pp, st, s.pp_layer_partition);  // the engine's get_pp_indices
     const int start = sl.first, n = sl.count;
     RankBudget b;
     b.stage = st;
@@ -220,6 +223,12 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     for (const auto& x : sa.args) joined += (joined.empty() ? "" : " ") + x;
     (e == Engine::sglang ? r.sglang_flags : r.vllm_flags) = joined;
     (e == Engine::sglang ? r.sglang_args : r.vllm_args) = sa.args;
+    // the manual layer split travels in the engine's environment (digits and commas only)
+    if (!s.pp_layer_partition.empty() && EngineModel::pp_partition_error(s.pp_layer_partition, m.num_layers(), std::max(1, le.pp)).empty())
+    {
+      const std::string word = std::string(other.pp_partition_env()) + "=" + fmt::format("{}", fmt::join(s.pp_layer_partition, ","));
+      (e == Engine::sglang ? r.sglang_env : r.vllm_env).push_back(word);
+    }
     const char* name = e == Engine::vllm ? "vLLM" : "SGLang";
     for (const auto& n : sa.notes) r.flag_notes.push_back(fmt::format("{} flags: {}", name, n));
     if (!sa.error.empty()) {

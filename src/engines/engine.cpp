@@ -89,9 +89,36 @@ std::optional<EngineVersion::Pad> EngineModel::mxfp4_moe_pad(const Gpu& gpu) con
   return it->second;
 }
 
-StageLayers EngineModel::stage_layers(int num_layers, int stages, int stage) const {
+std::string EngineModel::pp_partition_error(const std::vector<int>& partition, int num_layers, int stages) {
+  // get_pp_indices @ vLLM v0.19.0 (vllm/distributed/utils.py) and SGLang 0077f84d
+  // (python/sglang/srt/distributed/utils.py): the same two checks, the same words
+  if (static_cast<int>(partition.size()) != stages) return fmt::format("len(partitions)={} does not match pp_size={}.", partition.size(), stages);
+  long long sum = 0;
+  for (int x : partition) {
+    if (x < 0) return fmt::format("a stage of {} layers: every entry must be 0 or more", x);
+    sum += x;
+  }
+  if (sum != num_layers) return fmt::format("sum(partitions)={} does not match num_hidden_layers={}.", sum, num_layers);
+  return "";
+}
+
+std::string EngineModel::pp_partition_refusal(const std::vector<int>& partition, int num_layers, int stages) const {
+  if (partition.empty()) return "";
+  const std::string why = pp_partition_error(partition, num_layers, stages);
+  if (why.empty()) return "";
+  return std::string(pp_partition_env()) + "=" + fmt::format("{}", fmt::join(partition, ",")) + ": " + display_name() +
+         " refuses to start (" + why + ")";
+}
+
+StageLayers EngineModel::stage_layers(int num_layers, int stages, int stage, const std::vector<int>& partition) const {
   const int L = std::max(0, num_layers), pp = std::max(1, stages);
   if (stage < 0 || stage >= pp) return {L, 0};
+  if (!partition.empty() && pp_partition_error(partition, L, pp).empty()) {
+    StageLayers s;
+    for (int st = 0; st < stage; ++st) s.first += partition[static_cast<std::size_t>(st)];
+    s.count = partition[static_cast<std::size_t>(stage)];
+    return s;
+  }
   const int base = L / pp, rest = L % pp;
   const std::string& rule = version().pp_layer_split;
   const bool last_takes_rest = rule == "last_takes_rest", last_ranks = rule == "last_ranks";

@@ -636,6 +636,7 @@ class Sglang final : public EngineModel {
   }
 
   int default_port() const override { return 30000; }
+  const char* pp_partition_env() const override { return "SGLANG_PP_LAYER_PARTITION"; }
   bool has_setting(const std::string& n) const override {
     return n == "mem_fraction_static" || n == "chunked_prefill_size" || n == "max_running_requests" || n == "page_size" ||
            n == "mamba_full_memory_ratio" || n == "max_mamba_cache_size" || n == "mamba_radix_cache_strategy" || n == "disable_radix_cache" ||

@@ -306,6 +306,7 @@ class Vllm final : public EngineModel {
   }
 
   int default_port() const override { return 8000; }
+  const char* pp_partition_env() const override { return "VLLM_PP_LAYER_PARTITION"; }
   bool has_setting(const std::string& n) const override {
     return n == "gpu_memory_utilization" || n == "max_num_batched_tokens" || n == "max_num_seqs" || n == "block_size" ||
            n == "prefix_caching" || n == "limit_mm_per_prompt";

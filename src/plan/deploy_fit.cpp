@@ -24,6 +24,9 @@ DeploymentFit fit_deployment(const Catalogue& cat, const Deployment& d) {
   if (d.max_num_seqs) s.max_num_seqs = *d.max_num_seqs;
   if (d.cuda_graph_max_bs) s.cuda_graph_max_bs = *d.cuda_graph_max_bs;
   s.kv_dtype = d.kv_dtype;
+  // a split set through another engine's variable is not read: the engine uses its own split
+  if (d.pp_layer_partition_env.empty() || d.pp_layer_partition_env == s.model().pp_partition_env())
+    s.pp_layer_partition = d.pp_layer_partition;
   if (!d.layout_given) {
     r.fit = fit_on_gpus(r.model, g, s, r.gpus, r.context, d.users);  // the same choice as `fit -g GPU -n N`
     return r;

@@ -1,5 +1,6 @@
 // The fit searches (see fit_plan.hpp).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <k3plan/engine.hpp>
@@ -174,6 +175,7 @@ EngineSettings fit_settings(const FitOptions& o) {
     if (s.mm_images_per_prompt > 4096) throw InputError("--limit-mm-per-prompt: at most 4096 images per prompt");
   }
   s.gpu_p2p = !o.no_gpu_p2p;
+  s.pp_layer_partition = o.pp_layer_partition;
   s.kv_dtype = o.kv_dtype;
   s.draft_layers = o.draft_layers;
   if (o.speculative_num_draft_tokens) {
@@ -217,7 +219,19 @@ FitPlan plan_fit(const Catalogue& cat, const FitOptions& o) {
   const auto params = count_params(m);
   p.weights_bytes = o.precision.empty() ? weights_as_shipped(m, params).bytes : weights_uniform(params, o.precision).bytes;
   p.assumptions = m.assumptions;
-  const bool explicit_layout = o.tp || o.ep || o.dp || o.pp || o.dp_attention || o.dcp;
+  // a manual layer split gives the stage count; one the engine would refuse to start on is a usage
+  // error here, where the model and PP are both the user's
+  const int pp_given = o.pp ? o.pp : static_cast<int>(o.pp_layer_partition.size());
+  if (!o.pp_layer_partition.empty()) {
+    const EngineModel& em = s.model();
+    const std::string why = EngineModel::pp_partition_error(o.pp_layer_partition, m.num_layers(), pp_given);
+    if (!why.empty())
+      throw InputError(fmt::format("--pp-layer-partition {}: {} would refuse {}: {} ({} has {} decoder layers; give one count per "
+                                   "pipeline stage, --pp {})",
+                                   fmt::join(o.pp_layer_partition, ","), em.display_name(), em.pp_partition_env(), why, m.id,
+                                   m.num_layers(), pp_given));
+  }
+  const bool explicit_layout = o.tp || o.ep || o.dp || pp_given || o.dp_attention || o.dcp;
   if (o.gpus < 0 || o.gpus > 100000) throw InputError("--gpus: out of range");
   if (o.gpu.empty()) {
     if (explicit_layout) throw InputError("fit: --tp/--ep/--dp/--pp need a GPU (-g)");
@@ -239,7 +253,7 @@ FitPlan plan_fit(const Catalogue& cat, const FitOptions& o) {
     l.tp = o.tp ? o.tp : 1;
     l.ep = o.ep ? o.ep : 1;
     l.dp = o.dp ? o.dp : 1;
-    l.pp = o.pp ? o.pp : 1;
+    l.pp = pp_given ? pp_given : 1;
     l.dcp = o.dcp ? o.dcp : 1;
     l.dp_attention = o.dp_attention;
     req.layout = l;

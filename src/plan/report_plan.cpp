@@ -272,7 +272,7 @@ void add_kv(json& d, const Inputs& in, const ReportCandidate& sub) {
   const int L = m.num_layers();
   const int pp = std::max(1, std::min(l.pp, L));
   const int stage = std::clamp(f.limiting.stage, 0, pp - 1);
-  const StageLayers sl = em.stage_layers(L, pp, stage);
+  const StageLayers sl = em.stage_layers(L, pp, stage, s.pp_layer_partition);
   KvOptions ko;
   ko.first_layer = sl.first;  // the limiting stage's own layers
   ko.last_layer = sl.first + sl.count;

@@ -8,8 +8,12 @@
 
 namespace k3plan {
 
-std::vector<std::string> shell_lines(const std::string& program, const std::vector<std::string>& words) {
-  std::vector<std::string> out{"  " + program};
+std::vector<std::string> shell_lines(const std::string& program, const std::vector<std::string>& words, const std::vector<std::string>& env) {
+  // NAME=value words on lines of their own before the program (`A=1 \` + newline + `cmd` is `A=1 cmd`),
+  // so the first line stays short enough not to wrap
+  std::vector<std::string> out;
+  for (const auto& e : env) out.push_back("  " + shell_word(e));
+  out.push_back("  " + program);
   for (std::size_t i = 0; i < words.size(); ++i) {
     std::string l = "    " + shell_word(words[i]);
     if (i + 1 < words.size() && words[i + 1].rfind("--", 0) != 0) l += " " + shell_word(words[++i]);
@@ -57,6 +61,7 @@ nlohmann::json fit_json(const FitResult& f) {
                       {"reasons", f.reasons},
                       {"warnings", f.warnings},
                       {"flags", {{"sglang", f.sglang_flags}, {"vllm", f.vllm_flags}}},
+                      {"env", {{"sglang", f.sglang_env}, {"vllm", f.vllm_env}}},
                       {"flag_notes", f.flag_notes},
                       {"assumptions", f.assumptions}};
   for (const auto& b : f.ranks) j["stages"].push_back(budget_json(b));

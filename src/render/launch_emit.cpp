@@ -11,6 +11,7 @@
 // - vLLM TP/PP across nodes: --nnodes / --node-rank / --master-addr, --headless on the others
 //   (vllm docs/serving/parallelism_scaling.md, native multi-node without Ray).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -166,6 +167,10 @@ LaunchPlan make_launch_plan(const Deployment& d, const Model& m, const Layout& l
     for (auto& x : dropped)
       if (std::find(p.notes.begin(), p.notes.end(), x) == p.notes.end()) p.notes.push_back(x);
     if (nodes > 1) c.env = {"GLOO_SOCKET_IFNAME=${GLOO_SOCKET_IFNAME:-eth0}", "NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-eth0}"};
+    // the manual layer split, on every node (each node's workers read it from their own
+    // environment): whole numbers and commas only, so inert in the shell and in YAML
+    if (!d.pp_layer_partition.empty())
+      c.env.push_back(std::string(q.engine->pp_partition_env()) + "=" + fmt::format("{}", fmt::join(d.pp_layer_partition, ",")));
     p.nodes_cmd.push_back(c);
   }
   return p;

@@ -34,6 +34,8 @@ struct Deployment {
   std::string engine_version;  // release or window id ("0.5.8.post1"); empty = newest modelled
   Layout layout;
   bool layout_given = false;
+  std::vector<int> pp_layer_partition;  // layers per pipeline stage (VLLM_ / SGLANG_PP_LAYER_PARTITION); empty = the engine's split
+  std::string pp_layer_partition_env;   // the variable a command line set it with (empty: from a deployment file)
   std::int64_t context = 0;  // 0 = engine default (model maximum)
   std::int64_t users = 1;
   std::string kv_dtype = "auto";

@@ -55,6 +55,11 @@ struct EngineSettings {
   // cannot, NCCL has no P2P transport and stages through host memory (SHM), so its per-peer
   // connection buffers are not on the GPU (vLLM: set from the log's custom all-reduce P2P line).
   bool gpu_p2p = true;
+  // Decoder layers per pipeline stage as the engine's environment variable sets them
+  // (EngineModel::pp_partition_env: VLLM_PP_LAYER_PARTITION / SGLANG_PP_LAYER_PARTITION); empty =
+  // the version's own split. The stage count must equal PP and the sum the model's layers
+  // (EngineModel::pp_partition_error), else the engine refuses to start.
+  std::vector<int> pp_layer_partition;
   const EngineModel& model() const { return engine_model(engine, engine_version); }
 };
 
@@ -126,6 +131,8 @@ struct FitResult {
   // (engine_flags.hpp); what was left out and why in flag_notes.
   std::string sglang_flags, vllm_flags;             // the words below joined by spaces (as printed in JSON)
   std::vector<std::string> sglang_args, vllm_args;  // the engine's flags and values, one word each, shell-ready
+  // NAME=value words the engine reads from its environment (the manual layer split), shell-ready
+  std::vector<std::string> sglang_env, vllm_env;
   std::vector<std::string> flag_notes;
 };
 

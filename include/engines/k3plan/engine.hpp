@@ -103,9 +103,23 @@ class EngineModel {
   virtual std::vector<Layout> search_layout_candidates(const Model&, int) const { return {}; }
 
   // The layers stage `stage` of `stages` holds, as this version's get_pp_indices splits
-  // `num_layers` when no layer partition is given (EngineVersion::pp_layer_split). Stages beyond
-  // the layer count hold none; the counts of all stages add up to num_layers.
-  StageLayers stage_layers(int num_layers, int stages, int stage) const;
+  // `num_layers`: the user's partition (pp_partition_env(); layers per stage) when one is given and
+  // the engine accepts it (pp_partition_error() empty), else the version's own split
+  // (EngineVersion::pp_layer_split). Stages beyond the layer count hold none; the counts of all
+  // stages add up to num_layers.
+  StageLayers stage_layers(int num_layers, int stages, int stage, const std::vector<int>& partition = {}) const;
+  // The environment variable get_pp_indices reads for a manual split ("23,24,23,23": decoder layers
+  // per pipeline stage): VLLM_PP_LAYER_PARTITION (vllm/distributed/utils.py, from v0.5.4, PR #6920),
+  // SGLANG_PP_LAYER_PARTITION (python/sglang/srt/distributed/utils.py, from d5b95cbb5, 2024-12).
+  virtual const char* pp_partition_env() const = 0;
+  // Why get_pp_indices would raise on `partition` for `num_layers` over `stages` (its ValueError
+  // text: "len(partitions)=3 does not match pp_size=4."), or "" when it takes it. Both engines
+  // check the count and the sum only; a negative entry, which would give a stage a negative range,
+  // is refused here too.
+  static std::string pp_partition_error(const std::vector<int>& partition, int num_layers, int stages);
+  // The refusal as fit and check report it ("VLLM_PP_LAYER_PARTITION=19,21,21: vLLM refuses to start
+  // (len(partitions)=3 does not match pp_size=4.)"), or "" (no partition, or one the engine takes).
+  std::string pp_partition_refusal(const std::vector<int>& partition, int num_layers, int stages) const;
 
   // --- memory
   // `context` is the max model length (0 = not known: the figures that do not depend on it).

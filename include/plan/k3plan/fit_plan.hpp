@@ -38,6 +38,7 @@ struct FitOptions {
   std::optional<std::int64_t> max_total_tokens;  // SGLang --max-total-tokens: caps each KV pool's tokens
   std::string limit_mm_per_prompt;               // vLLM --limit-mm-per-prompt ('{"image": 4}' or image=4): images profiled
   bool no_gpu_p2p = false;                       // the GPUs cannot map each other's memory (EngineSettings::gpu_p2p)
+  std::vector<int> pp_layer_partition;           // VLLM_PP_LAYER_PARTITION / SGLANG_PP_LAYER_PARTITION: layers per stage
   int draft_layers = 0;
   std::optional<int> speculative_num_draft_tokens;  // SGLang: D verify tokens per step (spec decoding on)
   std::string precision;                            // empty = as shipped

@@ -19,7 +19,8 @@ Table budget_table(const FitResult& f);
 // "prog --a 1 --b 2" as lines of one shell command: the program (already shell text), then one
 // "--flag value" per line, each word shell_word()ed (a JSON value such as --limit-mm-per-prompt's
 // comes out single-quoted), each line but the last ending in " \\".
-std::vector<std::string> shell_lines(const std::string& program, const std::vector<std::string>& words);
+std::vector<std::string> shell_lines(const std::string& program, const std::vector<std::string>& words,
+                                     const std::vector<std::string>& env = {});
 // The same command on one line.
 std::string shell_command(const std::string& program, const std::vector<std::string>& words);
 
