@@ -161,13 +161,8 @@ Report run_perf(const Catalogue& cat, const PerfOptions& o) {
         fmt::format("{} users exceed the {} requests {}: the rest wait, which adds to TTFT", o.concurrency, mc.max_running,
                     mc.cap_by_engine ? "the engine runs at once (--max-running-requests / --max-num-seqs)" : "the KV pool holds"));
   const std::string path = shell_word(serve_model_path(m, o.model));
-  auto env = [](const std::vector<std::string>& e) {
-    std::string words;
-    for (const auto& x : e) words += shell_word(x) + " ";
-    return words;
-  };
-  r.notes.push_back("SGLang: " + shell_command(env(f.sglang_env) + "python3 -m sglang.launch_server --model-path " + path, f.sglang_args));
-  r.notes.push_back("vLLM: " + shell_command(env(f.vllm_env) + "vllm serve " + path, f.vllm_args));
+  r.notes.push_back("SGLang: " + shell_command("python3 -m sglang.launch_server --model-path " + path, f.sglang_args, f.sglang_env));
+  r.notes.push_back("vLLM: " + shell_command("vllm serve " + path, f.vllm_args, f.vllm_env));
   for (const auto& x : f.flag_notes) r.notes.push_back("note: " + x);
   if (o.engine == "trt" || o.engine == "atom") r.notes.push_back(o.engine + ": layout and memory checked with SGLang's rules");
   r.assumptions.push_back(kModelAssumption);

@@ -1,5 +1,4 @@
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -225,10 +224,7 @@ FitResult evaluate_fit(const Model& m, const Gpu& gpu, const Layout& l, const En
     (e == Engine::sglang ? r.sglang_args : r.vllm_args) = sa.args;
     // the manual layer split travels in the engine's environment (digits and commas only)
     if (!s.pp_layer_partition.empty() && EngineModel::pp_partition_error(s.pp_layer_partition, m.num_layers(), std::max(1, le.pp)).empty())
-    {
-      const std::string word = std::string(other.pp_partition_env()) + "=" + fmt::format("{}", fmt::join(s.pp_layer_partition, ","));
-      (e == Engine::sglang ? r.sglang_env : r.vllm_env).push_back(word);
-    }
+      (e == Engine::sglang ? r.sglang_env : r.vllm_env).push_back(other.pp_partition_assignment(s.pp_layer_partition));
     const char* name = e == Engine::vllm ? "vLLM" : "SGLang";
     for (const auto& n : sa.notes) r.flag_notes.push_back(fmt::format("{} flags: {}", name, n));
     if (!sa.error.empty()) {

@@ -102,12 +102,15 @@ std::string EngineModel::pp_partition_error(const std::vector<int>& partition, i
   return "";
 }
 
+std::string EngineModel::pp_partition_assignment(const std::vector<int>& partition) const {
+  return std::string(pp_partition_env()) + "=" + fmt::format("{}", fmt::join(partition, ","));
+}
+
 std::string EngineModel::pp_partition_refusal(const std::vector<int>& partition, int num_layers, int stages) const {
   if (partition.empty()) return "";
   const std::string why = pp_partition_error(partition, num_layers, stages);
   if (why.empty()) return "";
-  return std::string(pp_partition_env()) + "=" + fmt::format("{}", fmt::join(partition, ",")) + ": " + display_name() +
-         " refuses to start (" + why + ")";
+  return pp_partition_assignment(partition) + ": " + display_name() + " refuses to start (" + why + ")";
 }
 
 StageLayers EngineModel::stage_layers(int num_layers, int stages, int stage, const std::vector<int>& partition) const {

@@ -23,8 +23,10 @@ std::vector<std::string> shell_lines(const std::string& program, const std::vect
   return out;
 }
 
-std::string shell_command(const std::string& program, const std::vector<std::string>& words) {
-  std::string out = program;
+std::string shell_command(const std::string& program, const std::vector<std::string>& words, const std::vector<std::string>& env) {
+  std::string out;
+  for (const auto& e : env) out += shell_word(e) + " ";
+  out += program;
   for (const auto& w : words) out += " " + shell_word(w);
   return out;
 }

@@ -11,7 +11,6 @@
 // - vLLM TP/PP across nodes: --nnodes / --node-rank / --master-addr, --headless on the others
 //   (vllm docs/serving/parallelism_scaling.md, native multi-node without Ray).
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -170,7 +169,7 @@ LaunchPlan make_launch_plan(const Deployment& d, const Model& m, const Layout& l
     // the manual layer split, on every node (each node's workers read it from their own
     // environment): whole numbers and commas only, so inert in the shell and in YAML
     if (!d.pp_layer_partition.empty())
-      c.env.push_back(std::string(q.engine->pp_partition_env()) + "=" + fmt::format("{}", fmt::join(d.pp_layer_partition, ",")));
+      c.env.push_back(q.engine->pp_partition_assignment(d.pp_layer_partition));
     p.nodes_cmd.push_back(c);
   }
   return p;

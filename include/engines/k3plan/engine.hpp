@@ -112,6 +112,9 @@ class EngineModel {
   // per pipeline stage): VLLM_PP_LAYER_PARTITION (vllm/distributed/utils.py, from v0.5.4, PR #6920),
   // SGLANG_PP_LAYER_PARTITION (python/sglang/srt/distributed/utils.py, from d5b95cbb5, 2024-12).
   virtual const char* pp_partition_env() const = 0;
+  // The split as the engine's environment holds it: "VLLM_PP_LAYER_PARTITION=19,21,21,19" (whole
+  // numbers and commas only, so inert in shell and YAML as it stands).
+  std::string pp_partition_assignment(const std::vector<int>& partition) const;
   // Why get_pp_indices would raise on `partition` for `num_layers` over `stages` (its ValueError
   // text: "len(partitions)=3 does not match pp_size=4."), or "" when it takes it. Both engines
   // check the count and the sum only; a negative entry, which would give a stage a negative range,

@@ -21,7 +21,7 @@ Table budget_table(const FitResult& f);
 // comes out single-quoted), each line but the last ending in " \\".
 std::vector<std::string> shell_lines(const std::string& program, const std::vector<std::string>& words,
                                      const std::vector<std::string>& env = {});
-// The same command on one line.
-std::string shell_command(const std::string& program, const std::vector<std::string>& words);
+// The same command on one line, after its NAME=value environment words.
+std::string shell_command(const std::string& program, const std::vector<std::string>& words, const std::vector<std::string>& env = {});
 
 }  // namespace k3plan
