@@ -234,7 +234,7 @@ FitPlan plan_fit(const Catalogue& cat, const FitOptions& o) {
   const bool explicit_layout = o.tp || o.ep || o.dp || pp_given || o.dp_attention || o.dcp;
   if (o.gpus < 0 || o.gpus > 100000) throw InputError("--gpus: out of range");
   if (o.gpu.empty()) {
-    if (explicit_layout) throw InputError("fit: --tp/--ep/--dp/--pp need a GPU (-g)");
+    if (explicit_layout) throw InputError("fit: --tp/--ep/--dp/--pp/--pp-layer-partition need a GPU (-g)");
     p.rows = fit_every_gpu(cat, m, s, p.weights_bytes, p.context, o.users, o.weights_only);
     for (const auto& row : p.rows)
       for (auto& a : table_assumptions(*row.gpu, o.weights_only)) p.assumptions.push_back(std::move(a));
