@@ -195,6 +195,35 @@ TEST_CASE("vLLM 0.8 holds the MLA chunked-prefill workspace during its memory pr
   CHECK(activation("0.8.4", "llama-3.1-70b") == Approx(activation("0.9.0", "llama-3.1-70b")));
 }
 
+TEST_CASE("vLLM up to 0.10.1 holds the NVLS buffers of its NCCL communicators above 2 GPUs on NVLink-multicast GPUs", "[engines][vllm]") {
+  // vllm/env_override.py NCCL_CUMEM_ENABLE=0 (to v0.10.1.1): NCCL connects every algorithm at init,
+  // NVLS included where ncclNvlsInit turns it on (more than 2 GPUs, multicast); src/transport/nvls.cc
+  // per release: 2.20 channels x 2 x 6 MiB x heads, 2.21 channels x 2 x 3 MiB x heads, 2.26 16 x 2 x
+  // 1 MiB x heads; 24 channels on an HGX H200, 16 on an H800 (data/gpus.yaml)
+  auto overhead = [](const std::string& v, const std::string& gpu, const std::string& tp, const std::string& gpus) {
+    const json j = fit_json({"-m", "llama-3.1-70b", "-g", gpu, "-n", gpus, "--tp", tp, "--engine", "vllm", "--engine-version", v, "-c", "8k"});
+    return j.at("per_gpu").at("overhead_bytes").get<double>();
+  };
+  const double MiB = 1048576.0, GiB = 1073741824.0;
+  // V0 0.6.4 (NCCL 2.21.5): the pynccl TP communicator and the torch TP group, 1,152 MiB each at TP8
+  CHECK(overhead("0.6.4", "h200", "8", "8") == Approx(1.79 * GiB + 2 * 24 * 2 * 3 * 8 * MiB));
+  CHECK(overhead("0.6.4", "h200", "4", "4") == Approx(1.79 * GiB + 2 * 24 * 2 * 3 * 4 * MiB));
+  // NCCL 2.20.5 (torch 2.4, vLLM 0.6.0-0.6.3) sized them twice as large
+  CHECK(overhead("0.6.3", "h200", "8", "8") == Approx(1.79 * GiB + 2 * 24 * 2 * 6 * 8 * MiB));
+  // none at TP2 (NCCL leaves NVLS off at 2 GPUs), none without NVLink multicast (an MI300X)
+  CHECK(overhead("0.6.4", "h200", "2", "2") == Approx(1.79 * GiB));
+  CHECK(overhead("0.6.4", "mi300x", "8", "8") == Approx(1.79 * GiB));
+  // NCCL 2.21 sizes by the collective channel count, which the catalogue does not give for a B200
+  CHECK(overhead("0.6.4", "b200", "8", "8") == Approx(1.79 * GiB));
+  // 0.9.0-0.10.1 (NCCL 2.26.2, 16 NVLS channels of 1 MiB): TP, EP and the torch TP group
+  CHECK(overhead("0.10.1.1", "h200", "8", "8") == Approx(2.1 * GiB + 3 * 16 * 2 * 1 * 8 * MiB));
+  // 0.10.2 on: NCCL connects NVLS at its first NVLS collective, inside the fitted figure
+  CHECK(overhead("0.10.2", "h200", "8", "8") == Approx(2.1 * GiB));
+  CHECK(overhead("main", "h200", "8", "8") == Approx(2.1 * GiB));
+  // TP16 over two HGX nodes: the NVLS heads are the node's 8 GPUs
+  CHECK(overhead("0.8.4", "h200", "16", "16") == Approx(2.1 * GiB + 2 * 24 * 2 * 3 * 8 * MiB));
+}
+
 TEST_CASE("vLLM hybrid models: the attention block grows until one page holds a state, and the groups share one pool", "[engines][vllm]") {
   const json j = fit_json({"-m", "qwen3-next-80b-a3b", "-g", "h100", "-n", "4", "--tp", "4", "--engine", "vllm", "-c", "32k"});
   const json& g = j.at("per_gpu");

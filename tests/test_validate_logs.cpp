@@ -292,3 +292,24 @@ TEST_CASE("vLLM V0 profile of a multimodal Gemma 3 counts the vision tower and t
   CHECK(v0);
   CHECK(v1);
 }
+
+TEST_CASE("a V0 log's terms are those of the rank that sized the cache, and the NVLS term closes most of the workers' non-torch", "[validate][logs]") {
+  // every rank prints "Memory profiling results"; the executor takes the fewest blocks (the driver,
+  // which also samples): 107.35 GiB of KV, 7.71 GiB non-torch, a 17.67 GiB torch peak over 16.46 of weights
+  auto term = [](const json& out, const std::string& name, const char* key) {
+    for (const auto& t : out.at("terms"))
+      if (t.at("term") == name) return t.value(key, -1.0);
+    return -1.0;
+  };
+  const double GiB = 1024.0 * 1024 * 1024;
+  bool seen = false;
+  for (const auto& c : corpus()) {
+    if (!c.ran || c.file != "llama31-70b-instruct-141gb-tp8-v064post1.log") continue;
+    seen = true;
+    CHECK(term(c.out, "non_torch", "logged_bytes") / GiB == Approx(7.71).margin(0.005));
+    CHECK(term(c.out, "activation", "logged_bytes") / GiB == Approx(17.67 - 16.46).margin(0.01));
+    // 1.79 GiB above world size 1 + 2 communicators x 24 channels x 2 x 3 MiB x 8 heads (NCCL 2.21.5)
+    CHECK(term(c.out, "non_torch", "predicted_bytes") / GiB == Approx(1.79 + 2.25).margin(0.001));
+  }
+  CHECK(seen);
+}

@@ -248,8 +248,8 @@ namespace {
 Gpu parse_gpu(const YamlReader& r, const YAML::Node& n, const std::string& ctx) {
   r.check_keys(n,
                {"id", "name", "vendor", "aliases", "source", "hbm_gb", "memory_reported_mib", "memory_engine_total_mib",
-                "hbm_bandwidth_tb_s", "tflops_dense", "native_formats", "compute_capability", "isa", "scaleup_gb_s", "gpus_per_node",
-                "scaleup_domain_gpus", "power_w", "price"},
+                "hbm_bandwidth_tb_s", "tflops_dense", "native_formats", "compute_capability", "isa", "nvlink_multicast", "nccl_channels",
+                "scaleup_gb_s", "gpus_per_node", "scaleup_domain_gpus", "power_w", "price"},
                ctx);
   Gpu g;
   g.origin = r.origin();
@@ -277,6 +277,19 @@ Gpu parse_gpu(const YamlReader& r, const YAML::Node& n, const std::string& ctx) 
   g.isa = ascii_lower(r.str(n, "isa", c, false));
   if (!g.isa.empty() && (g.vendor != "amd" || g.isa.rfind("gfx", 0) != 0))
     r.fail(n["isa"], c + ".isa", "an AMD GPU's gfx instruction set (gfx942, gfx950)");
+  if (r.has(n, "nvlink_multicast")) {
+    const YAML::Node mc = n["nvlink_multicast"];
+    if (mc.IsMap()) {
+      r.check_keys(mc, {"value", "source"}, c + ".nvlink_multicast");
+      g.nvlink_multicast = r.boolean(mc, "value", c + ".nvlink_multicast", false);
+      g.nvlink_multicast_source = r.str(mc, "source", c + ".nvlink_multicast", true);
+    } else {
+      g.nvlink_multicast = r.boolean(n, "nvlink_multicast", c, false);
+      g.nvlink_multicast_source = g.source;
+    }
+    if (g.nvlink_multicast && g.vendor != "nvidia") r.fail(mc, c + ".nvlink_multicast", "NVLink multicast is an NVIDIA NVSwitch feature");
+  }
+  g.nccl_channels = f(n, "nccl_channels", c, false, 1, 64);
   g.scaleup_gb_s = f(n, "scaleup_gb_s", c, true, 1, 1e6);
   g.gpus_per_node = static_cast<int>(r.integer(n, "gpus_per_node", c, true, 8, 1, 1024));
   g.scaleup_domain_gpus = static_cast<int>(r.integer(n, "scaleup_domain_gpus", c, true, 8, 1, 100000));

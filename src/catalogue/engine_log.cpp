@@ -331,11 +331,18 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
     }
     if (t.find("Memory profiling results") != std::string::npos) {
       set_once(log.total_bytes, gib_after(t, "total_gpu_memory"));
-      const auto peak = gib_after(t, "peak_torch_memory");
-      set_once(log.non_torch_bytes, gib_after(t, "non_torch_memory"));
-      set_once(log.kv_pool_bytes, gib_after(t, "kv_cache_size"));
-      // V0: the peak includes the weights
-      if (peak && log.weights_bytes) set_once(log.activation_bytes, std::optional<double>(*peak - *log.weights_bytes));
+      // every rank prints its own line; the executor sizes the cache by the smallest
+      // (distributed_gpu_executor.py determine_num_available_blocks: min over the workers'
+      // num_gpu_blocks @ v0.6.4.post1), so the terms are that rank's: the driver's, which also
+      // samples and gathers the logits
+      const auto kv = gib_after(t, "kv_cache_size");
+      if (!log.kv_pool_bytes || (kv && *kv < *log.kv_pool_bytes)) {
+        log.kv_pool_bytes = kv;
+        log.non_torch_bytes = gib_after(t, "non_torch_memory");
+        // V0: the peak includes the weights
+        const auto peak = gib_after(t, "peak_torch_memory");
+        if (peak && log.weights_bytes) log.activation_bytes = *peak - *log.weights_bytes;
+      }
       vllm = true;
     }
     // V1 DEBUG "worker init memory snapshot: torch_peak=..., free_memory=X GiB, total_memory=Y GiB, ..."

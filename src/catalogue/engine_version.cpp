@@ -88,6 +88,8 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
                 "non_torch_tp1_gib",
                 "non_torch_tp_gib",
                 "non_torch_pp_gib",
+                "nccl",
+                "nccl_eager_comms",
                 "rope_cache_full",
                 "mxfp4_moe_pad",
                 "moe_workspace_persistent",
@@ -141,6 +143,12 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
   v.non_torch_tp1_gib = r.number(n, "non_torch_tp1_gib", ctx, false, v.non_torch_tp1_gib, 0, 64);
   v.non_torch_tp_gib = r.number(n, "non_torch_tp_gib", ctx, false, v.non_torch_tp_gib, 0, 64);
   v.non_torch_pp_gib = r.number(n, "non_torch_pp_gib", ctx, false, v.non_torch_pp_gib, 0, 64);
+  v.nccl.release = r.str(n, "nccl", ctx, false);
+  if (!v.nccl.release.empty() && (v.nccl.release.rfind("2.", 0) != 0 || v.nccl.release.size() < 3))
+    r.fail(n["nccl"], ctx + ".nccl", "expected an NCCL release such as 2.21.5");
+  v.nccl.eager_comms = static_cast<int>(r.integer(n, "nccl_eager_comms", ctx, false, v.nccl.eager_comms, 0, 8));
+  if (v.nccl.eager_comms > 0 && v.nccl.release.empty())
+    r.fail(n["nccl_eager_comms"], ctx + ".nccl_eager_comms", "needs the window's nccl release");
   v.rope_cache_full = r.boolean(n, "rope_cache_full", ctx, v.rope_cache_full);
   v.moe_workspace_persistent = r.boolean(n, "moe_workspace_persistent", ctx, v.moe_workspace_persistent);
   v.batch_defaults_skip_a100 = r.boolean(n, "batch_defaults_skip_a100", ctx, v.batch_defaults_skip_a100);

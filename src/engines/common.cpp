@@ -97,4 +97,26 @@ std::vector<LayerSpec> layer_specs(const KvProfile& kv) {
   return out;
 }
 
+std::optional<double> nvls_buffer_bytes(const std::string& nccl_release, const Gpu& gpu, int local_ranks) {
+  if (!gpu.nvlink_multicast || local_ranks <= 2) return 0.0;
+  int minor = 0;
+  const auto dot = nccl_release.find('.');
+  for (std::size_t i = dot == std::string::npos ? nccl_release.size() : dot + 1; i < nccl_release.size() && nccl_release[i] >= '0' &&
+                                                                                    nccl_release[i] <= '9';
+       ++i)
+    minor = minor * 10 + (nccl_release[i] - '0');
+  if (minor < 18) return 0.0;  // NVLS first shipped in NCCL 2.17; not read before 2.18
+  constexpr double kMiB = 1048576.0;
+  const double heads = local_ranks;
+  if (minor <= 19) return 16 * 2 * (4 + 2) * kMiB * heads;
+  const int channels = static_cast<int>(gpu.nccl_channels.value);
+  if (minor <= 22) {
+    if (channels <= 0) return std::nullopt;
+    return channels * 2 * (minor == 20 ? 4.0 + 2.0 : 1.0 + 2.0) * kMiB * heads;
+  }
+  int nvls_channels = 16;
+  if (minor >= 27 && gpu.compute_capability >= 10 && gpu.compute_capability < 12) nvls_channels = gpu.scaleup_domain_gpus > 8 ? 24 : 32;
+  return nvls_channels * 2 * 1.0 * kMiB * heads;
+}
+
 }  // namespace k3plan

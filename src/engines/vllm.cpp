@@ -169,7 +169,7 @@ class Vllm final : public EngineModel {
     // and the custom all-reduce is off, so a TP group holds what a single rank does.
     const bool tp_buffers_on_gpu = in.layout->tp > 1 && in.settings->gpu_p2p;
     const double non_torch_gib = tp_buffers_on_gpu ? v.non_torch_tp_gib : in.layout->pp > 1 ? v.non_torch_pp_gib : v.non_torch_tp1_gib;
-    b.overhead_bytes = non_torch_gib * kGiB;
+    b.overhead_bytes = non_torch_gib * kGiB + nvls_eager_bytes(*in.gpu, *in.layout, tp_buffers_on_gpu);
     // 0.20 on: the CUDA-graph memory estimate is subtracted too (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1)
     const double cudagraph = v.cudagraph_in_profile ? v.cudagraph_estimate_gib * kGiB : 0.0;
     b.activation_bytes += cudagraph;
@@ -188,6 +188,17 @@ class Vllm final : public EngineModel {
       return;
     }
     grouped_pool(in, d, specs, pool, mamba, b);
+  }
+
+  // NVLS buffers of the communicators NCCL connects in full at init (the window's nccl.eager_comms:
+  // NCCL_CUMEM_ENABLE=0 up to 0.10.1.1). The fitted TP > 1 figure is a TP2 run's (PR #10511, or
+  // 0.19's lazily connected ones), which has none: NCCL turns NVLS on only above 2 GPUs on an
+  // NVLink-multicast GPU, so at TP8 on an HGX H200 the V0 engine holds 2 x 1.125 GiB more.
+  double nvls_eager_bytes(const Gpu& gpu, const Layout& l, bool tp_buffers_on_gpu) const {
+    const auto& n = version().nccl;
+    if (!tp_buffers_on_gpu || n.eager_comms <= 0) return 0;
+    const auto per_comm = nvls_buffer_bytes(n.release, gpu, std::min(l.tp, gpu.scaleup_domain_gpus));
+    return per_comm ? n.eager_comms * *per_comm : 0.0;
   }
 
   // vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory
@@ -321,6 +332,11 @@ class Vllm final : public EngineModel {
         fmt::format("{}: torch activation peak fitted on three H100 vLLM 0.19 logs (Llama-3.1-8B, Qwen2.5-7B, Qwen3-14B); "
                     "non-torch {:.2f} GiB at world size 1, {:.2f} GiB above",
                     label(), version().non_torch_tp1_gib, version().non_torch_tp_gib));
+    if (version().nccl.eager_comms > 0)
+      a.push_back(fmt::format("{}: NCCL {} connects {} communicators of the TP group in full at start-up (NCCL_CUMEM_ENABLE=0), so above "
+                              "2 GPUs on NVLink-multicast GPUs their NVLS buffers count in non-torch memory; sized by the catalogue's "
+                              "NCCL channel count (an NCCL topology result, not a datasheet figure), none where it is not given",
+                              label(), version().nccl.release, version().nccl.eager_comms));
     bool hybrid = false;
     for (const auto& b : m.blocks) hybrid = hybrid || b.is_linear() || b.sliding_window > 0;
     if (hybrid && version().hybrid_kv_groups)

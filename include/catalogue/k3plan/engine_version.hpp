@@ -42,6 +42,17 @@ struct EngineVersion {
   double non_torch_tp1_gib = 0.25;             // NCCL / custom all-reduce buffers, world size 1
   double non_torch_tp_gib = 2.1;               // TP > 1
   double non_torch_pp_gib = 0.07;              // TP 1 with pipeline stages
+  // The NCCL release the window's torch pin ships (requirements/cuda.txt torch -> the
+  // nvidia-nccl-cu12 that torch wheel requires), and how many NCCL communicators of the TP group
+  // are fully connected at init: up to 0.10.x vLLM forces NCCL_CUMEM_ENABLE=0 (env_override.py),
+  // which turns NCCL's runtime connect off, so ring, tree and NVLS buffers are all allocated when
+  // the communicator is created and count in the profile's non-torch memory; 0 = connected lazily
+  // by the first collective of each algorithm (0.11 on, PR #24141), inside the fitted figures.
+  // docs/engine-sources/vllm-nontorch.md.
+  struct Nccl {
+    std::string release;  // "2.21.5"; "" = not stated
+    int eager_comms = 0;
+  } nccl;
   bool rope_cache_full = true;                 // RoPE cos/sin cache sized by max_position_embeddings
   // MXFP4 MoE weights as the back-end lays them out: per GPU class (sm80 = compute capability
   // below 9, sm90, sm100 = 10.x-11.x, sm120 = 12.x, rocm) the multiples the back-end rounds the

@@ -25,6 +25,14 @@ struct Gpu {
   // AMD GPU instruction set (gfx942 CDNA 3, gfx950 CDNA 4), which selects ROCm kernel paths in the
   // engines (SGLang's `is_gfx95_supported()`); "" = not an AMD GPU, or not stated.
   std::string isa;
+  // NVLink multicast (NVLink SHARP) behind an NVSwitch: Hopper and Blackwell HGX boards and the
+  // NVL72 racks. NCCL reads CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED and, with more than 2 GPUs in the
+  // communicator, sets up NVLS buffers (src/transport/nvls.cc); PCIe and bridged cards have none.
+  bool nvlink_multicast = false;
+  std::string nvlink_multicast_source;
+  // Channels NCCL's topology search gives a collective on a full node (0 = not known). NCCL
+  // 2.20-2.21 size their NVLS buffers by it (nvls.cc comm->nChannels).
+  Figure nccl_channels;
   Figure scaleup_gb_s;
   int gpus_per_node = 8;
   int scaleup_domain_gpus = 8;
