@@ -371,3 +371,39 @@ TEST_CASE("vLLM hybrid models with prefix caching hold two state blocks per requ
   const json v19_on = with({"--engine-version", "0.19.0", "--enable-prefix-caching"});
   CHECK(v19_on.dump().find("--enable-prefix-caching") != std::string::npos);
 }
+
+TEST_CASE("SGLang gives sliding-window layers a pool of their own only for the architectures is_hybrid_swa_model lists", "[engines][sglang]") {
+  // python/sglang/srt/configs/model_config.py is_hybrid_swa_model: GptOssForCausalLM from PR #17261
+  // (v0.5.8); Gemma 3 never: MHATokenToKVPool over every layer (the SGLang Gemma 3 start-up log of
+  // tests/data/logs/sglang allocates 34 x 4 x 256 x 2 x 2 B per token)
+  auto cell = [](const std::vector<std::string>& args) {
+    const json j = fit_json(args);
+    const json& g = j.at("per_gpu");
+    return g.at("kv_pool_bytes").get<double>() / g.at("kv_tokens").get<double>();
+  };
+  const std::string gemma = std::string(K3PLAN_TEST_DATA) + "/google--gemma-3-4b-it_config.json";
+  CHECK(cell({"-m", gemma, "-g", "h200", "--engine", "sglang"}) == Approx(34.0 * 4 * 256 * 2 * 2));
+  // GPT-OSS at TP2: 36 layers x 4 KV heads x 64 x 2 x 2 B; from 0.5.8 the 18 sliding layers at swa_full_tokens_ratio 0.8
+  const std::vector<std::string> oss = {"-m", "gpt-oss-120b", "-g", "h200", "--tp", "2", "-n", "2", "--engine", "sglang", "--engine-version"};
+  auto at = [&](const std::string& v) {
+    auto a = oss;
+    a.push_back(v);
+    return cell(a);
+  };
+  CHECK(at("0.5.7") == Approx(36.0 * 4 * 64 * 4));
+  CHECK(at("0.5.8") == Approx(18.0 * 4 * 64 * 4 * 1.8));
+}
+
+TEST_CASE("SGLang pipeline stages of a multimodal wrapper without start_layer hold a KV pool for every layer", "[engines][sglang]") {
+  // model_runner_components/layer_setup.py _resolve_pp_layer_range: getattr(model, "start_layer", 0)
+  // and getattr(model, "end_layer", num_layers); Gemma3ForConditionalGeneration defines neither, so
+  // each of 2 stages sizes its pool for all 34 layers; the text-only Qwen3 model says its own 18
+  auto cell = [](const std::string& config, const std::string& pp) {
+    const json j = fit_json({"-m", std::string(K3PLAN_TEST_DATA) + "/" + config, "-g", "h100", "-n", pp, "--pp", pp, "--engine", "sglang"});
+    const json& g = j.at("per_gpu");
+    return g.at("kv_pool_bytes").get<double>() / g.at("kv_tokens").get<double>();
+  };
+  CHECK(cell("google--gemma-3-4b-it_config.json", "2") == Approx(34.0 * 4 * 256 * 2 * 2));
+  CHECK(cell("google--gemma-3-4b-it_config.json", "1") == Approx(34.0 * 4 * 256 * 2 * 2));
+  CHECK(cell("Qwen--Qwen3-0.6B_config.json", "2") == Approx(cell("Qwen--Qwen3-0.6B_config.json", "1") / 2));
+}

@@ -133,13 +133,17 @@ ParamGroup parse_group(const YamlReader& r, const YAML::Node& at, const std::str
 Model parse_model_yaml(const std::string& text, const std::string& origin) {
   YamlReader r(origin);
   const YAML::Node root = r.parse(text);
-  r.check_keys(root, {"id", "name", "aliases", "hf_repo", "source", "date", "published", "engine", "architecture", "precision"}, "");
+  r.check_keys(root, {"id", "name", "aliases", "hf_repo", "hf_architecture", "source", "date", "published", "engine", "architecture", "precision"},
+               "");
   Model m;
   m.origin = origin;
   m.id = ascii_lower(r.str(root, "id", "", true));
   m.name = r.str(root, "name", "", true);
   m.aliases = r.strings(root, "aliases", "");
   m.hf_repo = r.str(root, "hf_repo", "", false);
+  // the repository's config.json architectures[0], which engines dispatch on (SGLang's hybrid SWA
+  // allowlist, vLLM's per-class rules); a config.json import reads it from the file
+  m.architecture = r.str(root, "hf_architecture", "", false);
   m.source = r.str(root, "source", "", true);
   m.date = r.str(root, "date", "", false);
   const std::string owner = m.id;

@@ -48,6 +48,19 @@ double allocator_slack(double bytes) {
 
 int nodes_for(const Gpu& g, int gpus) { return gpus <= g.gpus_per_node ? 1 : (gpus + g.gpus_per_node - 1) / g.gpus_per_node; }
 
+// SGLang multimodal wrappers that expose start_layer / end_layer (a property or an attribute of
+// the class or a base) at HaiShaw/sglang 0077f84d, python/sglang/srt/models/: their pipeline stages
+// size the KV pool by their own layers (see fill_stage).
+bool wrapper_knows_its_layers(const std::string& architecture) {
+  static const char* const kArchs[] = {"Qwen3VLForConditionalGeneration",   "Qwen3VLMoeForConditionalGeneration",
+                                       "Qwen3_5ForConditionalGeneration",   "Qwen3_5MoeForConditionalGeneration",
+                                       "KimiK25ForConditionalGeneration",   "KimiK3ForConditionalGeneration",
+                                       "MiniMaxM3SparseForConditionalGeneration"};
+  for (const char* a : kArchs)
+    if (architecture == a) return true;
+  return false;
+}
+
 class Sglang final : public EngineModel {
  public:
   using EngineModel::EngineModel;
@@ -387,19 +400,24 @@ class Sglang final : public EngineModel {
       return;
     }
     const auto specs = layer_specs(in.kv);
+    const auto& archs = v.hybrid_swa_archs;
+    const bool hybrid_swa = std::find(archs.begin(), archs.end(), in.model->architecture) != archs.end();
     double full_cell = 0, swa_cell = 0, per_req = 0;
     int swa_window = 0, swa_layers = 0;
     for (const auto& x : specs) {
       if (x.kind == LayerSpec::Kind::mamba) {
         per_req += x.state_bytes_per_layer * x.layers;
-      } else if (x.kind == LayerSpec::Kind::sliding) {
+      } else if (x.kind == LayerSpec::Kind::sliding && hybrid_swa) {
         swa_cell += x.bytes_per_token_per_layer * x.layers;
         swa_layers += x.layers;
         swa_window = std::max(swa_window, x.window);
       } else {
         // full attention, and Llama 4's chunked layers: SGLang gives them a pool of their own only
         // with --hybrid-kvcache-ratio (python/sglang/srt/configs/model_config.py is_hybrid_model),
-        // which k3plan does not emit, so every token is cached in every layer
+        // which k3plan does not emit, so every token is cached in every layer; likewise the
+        // sliding-window layers of an architecture outside is_hybrid_swa_model's allowlist (Gemma 2
+        // and 3, Mistral, Phi-3...: MHATokenToKVPool over every layer, as the Gemma 3 start-up logs
+        // of SGLang show: 34 layers x 4 heads x 256 x 2 x 2 B per token for gemma-3-4b-it)
         full_cell += x.bytes_per_token_per_layer * x.layers;
       }
     }
@@ -420,6 +438,19 @@ class Sglang final : public EngineModel {
               : dim * 2.0;
       const double indexer = blk->indexer_head_dim + blk->indexer_head_dim / 128.0 * 4;
       full_cell += (latent + indexer) * lk.count - lk.bytes_per_token;
+    }
+    // Pipeline stages of a multimodal wrapper that does not say which layers it holds: the pool is
+    // sized by num_effective_layers = end_layer - start_layer, read as getattr(model, "start_layer",
+    // 0) / getattr(model, "end_layer", num_layers) (model_runner_components/layer_setup.py
+    // _resolve_pp_layer_range @ HaiShaw/sglang 0077f84d; model_runner.py before the split), so a
+    // wrapper without them (Llava / Mistral 3, Gemma 3, Qwen2-VL, Qwen2.5-VL, Kimi-VL, Llama 4
+    // there) gets a pool for every layer of the model on every stage. The wrappers that expose them
+    // at 0077f84d are listed; text-only classes are not affected here.
+    if (l.pp > 1 && in.model->vision_params > 0 && in.layers.count > 0 && !wrapper_knows_its_layers(in.model->architecture)) {
+      const double whole = static_cast<double>(in.model->num_layers()) / in.layers.count;
+      full_cell *= whole;
+      swa_cell *= whole;
+      per_req *= whole;
     }
     const int dp = l.dp_attention ? std::max(1, l.dp) : 1;
     // Speculative decoding (EAGLE, NEXTN, DFLASH, DSPARK...): speculative_num_draft_tokens D > 0.
