@@ -585,17 +585,21 @@ TEST_CASE("a user model YAML in a --data directory overrides the catalogue model
   CHECK(layers == 16);
 }
 
-TEST_CASE("Llama 4 Scout: SGLang caches every token of the chunked layers while vLLM keeps only the chunk", "[cli][fit][llama4]") {
-  // SGLang gives chunked local attention a pool of its own only with --hybrid-kvcache-ratio
-  // (configs/model_config.py is_hybrid_model), which k3plan does not emit: all 48 layers cost a
-  // full cell, 1 KV head x (128 + 128) x 2 B per layer per GPU at TP8 = 512 B, so 24,576 B/token.
+TEST_CASE("Llama 4 Scout: SGLang caches every token of the chunked layers up to 0.5.7, a SWA pool after, while vLLM keeps only the chunk",
+          "[cli][fit][llama4]") {
+  // SGLang gave chunked local attention a pool of its own only with --hybrid-kvcache-ratio
+  // (configs/model_config.py is_hybrid_model) until PR #16399 listed Llama 4 in is_hybrid_swa_model
+  // (0.5.8): all 48 layers a full cell before, 1 KV head x (128 + 128) x 2 B per layer per GPU at TP8
+  // = 512 B, so 24,576 B/token; from 0.5.8 the 36 chunked layers at swa_full_tokens_ratio 0.8
   const std::string cfg = std::string(K3PLAN_TEST_DATA) + "/meta-llama--Llama-4-Scout-17B-16E-Instruct_config.json";
+  auto cell = [](const json& j) { return j.at("per_gpu").at("kv_pool_bytes").get<double>() / j.at("per_gpu").at("kv_tokens").get<double>(); };
+  const json old_sg = run_json({"fit", "-m", cfg, "-g", "h100", "--tp", "8", "--engine", "sglang", "--engine-version", "0.5.7", "-c", "128k"});
+  CHECK(cell(old_sg) == Approx(24576.0).epsilon(0.001));
   const json sg = run_json({"fit", "-m", cfg, "-g", "h100", "--tp", "8", "--engine", "sglang", "-c", "128k"});
-  const json& pg = sg.at("per_gpu");
-  CHECK(pg.at("kv_pool_bytes").get<double>() / pg.at("kv_tokens").get<double>() == Approx(24576.0).epsilon(0.001));
+  CHECK(cell(sg) == Approx((12 + 36 * 0.8) * 512).epsilon(0.001));
   // vLLM keeps the 36 chunked layers to their chunk: per token beyond it only the 12 global layers grow
   const json vl = run_json({"fit", "-m", cfg, "-g", "h100", "--tp", "8", "--engine", "vllm", "-c", "128k"});
-  CHECK(vl.at("max_users").get<double>() > sg.at("max_users").get<double>());
+  CHECK(vl.at("max_users").get<double>() > old_sg.at("max_users").get<double>());
 }
 
 TEST_CASE("fit --max-total-tokens caps SGLang's pool and the command carries it and vLLM refuses it", "[cli][fit]") {

@@ -392,6 +392,14 @@ TEST_CASE("SGLang gives sliding-window layers a pool of their own only for the a
   };
   CHECK(at("0.5.7") == Approx(36.0 * 4 * 64 * 4));
   CHECK(at("0.5.8") == Approx(18.0 * 4 * 64 * 4 * 1.8));
+  // Llama 4's chunked layers join the SWA pool when PR #16399 lists it (0.5.8): Scout at TP8, 48
+  // layers of one KV head x 128 x 2 x 2 B, 36 of them chunked
+  const std::string scout = std::string(K3PLAN_TEST_DATA) + "/meta-llama--Llama-4-Scout-17B-16E-Instruct_config.json";
+  auto scout_at = [&](const std::string& v) {
+    return cell({"-m", scout, "-g", "h200", "-n", "8", "--tp", "8", "--engine", "sglang", "--engine-version", v});
+  };
+  CHECK(scout_at("0.5.7") == Approx(48.0 * 512));
+  CHECK(scout_at("0.5.8") == Approx((12 + 36 * 0.8) * 512));
 }
 
 TEST_CASE("SGLang pipeline stages of a multimodal wrapper without start_layer hold a KV pool for every layer", "[engines][sglang]") {

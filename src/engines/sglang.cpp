@@ -407,14 +407,15 @@ class Sglang final : public EngineModel {
     for (const auto& x : specs) {
       if (x.kind == LayerSpec::Kind::mamba) {
         per_req += x.state_bytes_per_layer * x.layers;
-      } else if (x.kind == LayerSpec::Kind::sliding && hybrid_swa) {
+      } else if ((x.kind == LayerSpec::Kind::sliding || x.kind == LayerSpec::Kind::chunked) && hybrid_swa) {
+        // Llama 4's chunked layers are its "swa_attention_layer_ids" once listed (0.5.8 on)
         swa_cell += x.bytes_per_token_per_layer * x.layers;
         swa_layers += x.layers;
         swa_window = std::max(swa_window, x.window);
       } else {
-        // full attention, and Llama 4's chunked layers: SGLang gives them a pool of their own only
-        // with --hybrid-kvcache-ratio (python/sglang/srt/configs/model_config.py is_hybrid_model),
-        // which k3plan does not emit, so every token is cached in every layer; likewise the
+        // full attention, and Llama 4's chunked layers before 0.5.8: SGLang gave them a pool of
+        // their own only with --hybrid-kvcache-ratio (configs/model_config.py is_hybrid_model, from
+        // eb6c2c166 to PR #16399), which k3plan does not emit, so every token is cached in every layer; likewise the
         // sliding-window layers of an architecture outside is_hybrid_swa_model's allowlist (Gemma 2
         // and 3, Mistral, Phi-3...: MHATokenToKVPool over every layer, as the Gemma 3 start-up logs
         // of SGLang show: 34 layers x 4 heads x 256 x 2 x 2 B per token for gemma-3-4b-it)
