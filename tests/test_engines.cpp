@@ -415,3 +415,16 @@ TEST_CASE("SGLang pipeline stages of a multimodal wrapper without start_layer ho
   CHECK(cell("google--gemma-3-4b-it_config.json", "1") == Approx(34.0 * 4 * 256 * 2 * 2));
   CHECK(cell("Qwen--Qwen3-0.6B_config.json", "2") == Approx(cell("Qwen--Qwen3-0.6B_config.json", "1") / 2));
 }
+
+TEST_CASE("SGLang up to 0.4.9.post2 takes 5 then 10 percent more off the memory fraction of a multimodal model in its model runner", "[engines][sglang]") {
+  // model_runner.py ModelRunner.__init__: mem_fraction_static *= 0.95 if is_multimodal (bf53bf514),
+  // 0.90 from PR #4754 (v0.4.4.post4); the 0.4 window's TP1 default is 0.88 and the flag stays 0.88
+  auto kept = [](const std::string& config, const std::string& v) {
+    const json j = fit_json({"-m", std::string(K3PLAN_TEST_DATA) + "/" + config, "-g", "h200", "--engine", "sglang", "--engine-version", v});
+    const json& g = j.at("per_gpu");
+    return 1 - g.at("reserved_bytes").get<double>() / (g.at("capacity_bytes").get<double>() - g.at("overhead_bytes").get<double>());
+  };
+  CHECK(kept("google--gemma-3-4b-it_config.json", "0.4.4.post3") == Approx(0.88 * 0.95));
+  CHECK(kept("google--gemma-3-4b-it_config.json", "0.4.5") == Approx(0.88 * 0.90));
+  CHECK(kept("Qwen--Qwen3-0.6B_config.json", "0.4.4.post3") == Approx(0.88));
+}

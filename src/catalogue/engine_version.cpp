@@ -112,6 +112,7 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
                 "mla_copies_bf16_cuda",
                 "vlm_mem_fraction_adjust",
                 "hybrid_swa_archs",
+                "vlm_runner_factor",
                 "context_tp1_gib",
                 "context_tp4_gib",
                 "context_tp8_gib",
@@ -199,6 +200,7 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
   v.mla_copies_bf16_cuda = r.boolean(n, "mla_copies_bf16_cuda", ctx, v.mla_copies_bf16_cuda);
   v.vlm_mem_fraction_adjust = r.boolean(n, "vlm_mem_fraction_adjust", ctx, v.vlm_mem_fraction_adjust);
   v.hybrid_swa_archs = r.strings(n, "hybrid_swa_archs", ctx);
+  v.vlm_runner_factor = r.number(n, "vlm_runner_factor", ctx, false, v.vlm_runner_factor, 0.5, 1.0);
   v.context_tp1_gib = r.number(n, "context_tp1_gib", ctx, false, v.context_tp1_gib, 0, 64);
   v.context_tp4_gib = r.number(n, "context_tp4_gib", ctx, false, v.context_tp4_gib, 0, 64);
   v.context_tp8_gib = r.number(n, "context_tp8_gib", ctx, false, v.context_tp8_gib, 0, 64);

@@ -391,9 +391,13 @@ class Sglang final : public EngineModel {
     // pre_model_load_memory: free memory after the CUDA context and NCCL, before the weights
     b.overhead_bytes = context_bytes(*in.gpu, l.tp * l.pp);
     const double pre = b.capacity_bytes - b.overhead_bytes;
-    b.reserved_bytes = (1 - d.memory_fraction) * pre;
+    // up to 0.4.9.post2 ModelRunner.__init__ multiplies the fraction it was given (the flag's or the
+    // default) once more for a multimodal model: x 0.95 (bf53bf514, 2024-08) then x 0.90 (PR #4754,
+    // 2025-04-01); the flag k3plan emits is the value before it, as users pass it
+    const double fraction = d.memory_fraction * (in.model->vision_params > 0 ? v.vlm_runner_factor : 1.0);
+    b.reserved_bytes = (1 - fraction) * pre;
     b.activation_bytes = 0;  // inside the (1 - mem_fraction_static) reserve with the CUDA graphs
-    double rest = d.memory_fraction * pre - b.weights_bytes;
+    double rest = fraction * pre - b.weights_bytes;
     b.block_size = d.block_size;
     if (rest <= 0) {
       b.free_bytes = rest;

@@ -112,6 +112,7 @@ struct EngineVersion {
   bool dsa_fp8_656 = true;                 // 0.5.9+: fp8 DSA cell is 656 B/layer on CUDA (576 before, and on HIP)
   bool mla_copies_bf16_cuda = true;        // 0.4.6.post3+: w_kc / w_vc of a block-fp8 kv_b_proj dequantized to bf16 on CUDA
   bool vlm_mem_fraction_adjust = true;     // adjust_mem_fraction_for_vlm
+  double vlm_runner_factor = 1.0;          // ModelRunner's own multiplier for multimodal models (0.95 / 0.90 up to 0.4.9.post2)
   // Architectures (config.json architectures[0]) whose sliding-window layers get the hybrid SWA
   // pool (configs/model_config.py is_hybrid_swa_model's allowlist at the window's commit); every
   // other model's sliding-window layers hold a full-length cache like its global ones.
