@@ -220,8 +220,11 @@ TEST_CASE("vLLM up to 0.10.1 holds the NVLS buffers of its NCCL communicators ab
   // 0.10.2 on: NCCL connects NVLS at its first NVLS collective, inside the fitted figure
   CHECK(overhead("0.10.2", "h200", "8", "8") == Approx(2.1 * GiB));
   CHECK(overhead("main", "h200", "8", "8") == Approx(2.1 * GiB));
-  // TP16 over two HGX nodes: the NVLS heads are the node's 8 GPUs
-  CHECK(overhead("0.8.4", "h200", "16", "16") == Approx(2.1 * GiB + 2 * 24 * 2 * 3 * 8 * MiB));
+  // TP16 over two HGX nodes: the NVLS heads are the node's 8 GPUs; 0.8.x also counts the CUDA
+  // context (no start-up baseline in determine_available_memory), 0.51 GiB
+  CHECK(overhead("0.8.4", "h200", "16", "16") == Approx((2.1 + 0.51) * GiB + 2 * 24 * 2 * 3 * 8 * MiB));
+  CHECK(overhead("0.8.4", "h200", "1", "1") == Approx((0.25 + 0.51) * GiB));
+  CHECK(overhead("0.9.1", "h200", "1", "1") == Approx(0.25 * GiB));
 }
 
 TEST_CASE("vLLM hybrid models: the attention block grows until one page holds a state, and the groups share one pool", "[engines][vllm]") {

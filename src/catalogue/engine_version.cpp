@@ -88,6 +88,7 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
                 "non_torch_tp1_gib",
                 "non_torch_tp_gib",
                 "non_torch_pp_gib",
+                "non_torch_context_gib",
                 "nccl",
                 "nccl_eager_comms",
                 "rope_cache_full",
@@ -145,6 +146,7 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
   v.non_torch_tp1_gib = r.number(n, "non_torch_tp1_gib", ctx, false, v.non_torch_tp1_gib, 0, 64);
   v.non_torch_tp_gib = r.number(n, "non_torch_tp_gib", ctx, false, v.non_torch_tp_gib, 0, 64);
   v.non_torch_pp_gib = r.number(n, "non_torch_pp_gib", ctx, false, v.non_torch_pp_gib, 0, 64);
+  v.non_torch_context_gib = r.number(n, "non_torch_context_gib", ctx, false, v.non_torch_context_gib, 0, 8);
   v.nccl.release = r.str(n, "nccl", ctx, false);
   if (!v.nccl.release.empty() && (v.nccl.release.rfind("2.", 0) != 0 || v.nccl.release.size() < 3))
     r.fail(n["nccl"], ctx + ".nccl", "expected an NCCL release such as 2.21.5");

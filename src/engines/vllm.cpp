@@ -169,7 +169,7 @@ class Vllm final : public EngineModel {
     // and the custom all-reduce is off, so a TP group holds what a single rank does.
     const bool tp_buffers_on_gpu = in.layout->tp > 1 && in.settings->gpu_p2p;
     const double non_torch_gib = tp_buffers_on_gpu ? v.non_torch_tp_gib : in.layout->pp > 1 ? v.non_torch_pp_gib : v.non_torch_tp1_gib;
-    b.overhead_bytes = non_torch_gib * kGiB + nvls_eager_bytes(*in.gpu, *in.layout, tp_buffers_on_gpu);
+    b.overhead_bytes = (non_torch_gib + v.non_torch_context_gib) * kGiB + nvls_eager_bytes(*in.gpu, *in.layout, tp_buffers_on_gpu);
     // 0.20 on: the CUDA-graph memory estimate is subtracted too (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1)
     const double cudagraph = v.cudagraph_in_profile ? v.cudagraph_estimate_gib * kGiB : 0.0;
     b.activation_bytes += cudagraph;
@@ -332,6 +332,10 @@ class Vllm final : public EngineModel {
         fmt::format("{}: torch activation peak fitted on three H100 vLLM 0.19 logs (Llama-3.1-8B, Qwen2.5-7B, Qwen3-14B); "
                     "non-torch {:.2f} GiB at world size 1, {:.2f} GiB above",
                     label(), version().non_torch_tp1_gib, version().non_torch_tp_gib));
+    if (version().non_torch_context_gib > 0)
+      a.push_back(fmt::format("{}: counts the device-wide memory torch does not hold, so the CUDA context too: {:.2f} GiB, the context an "
+                              "H100 shows in vLLM 0.19's start-up snapshot, taken for every GPU",
+                              label(), version().non_torch_context_gib));
     if (version().nccl.eager_comms > 0)
       a.push_back(fmt::format("{}: NCCL {} connects {} communicators of the TP group in full at start-up (NCCL_CUMEM_ENABLE=0), so above "
                               "2 GPUs on NVLink-multicast GPUs their NVLS buffers count in non-torch memory; sized by the catalogue's "

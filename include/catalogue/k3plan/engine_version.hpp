@@ -42,6 +42,10 @@ struct EngineVersion {
   double non_torch_tp1_gib = 0.25;             // NCCL / custom all-reduce buffers, world size 1
   double non_torch_tp_gib = 2.1;               // TP > 1
   double non_torch_pp_gib = 0.07;              // TP 1 with pipeline stages
+  // 0.8.0-0.9.0 (V1): determine_available_memory counts every byte on the device that torch does not
+  // hold (mem_get_info total - free - allocated, no start-up baseline), so the CUDA context counts
+  // too, which the fitted figures above (increases over a snapshot) leave out
+  double non_torch_context_gib = 0;
   // The NCCL release the window's torch pin ships (requirements/cuda.txt torch -> the
   // nvidia-nccl-cu12 that torch wheel requires), and how many NCCL communicators of the TP group
   // are fully connected at init: up to 0.10.x vLLM forces NCCL_CUMEM_ENABLE=0 (env_override.py),
