@@ -122,3 +122,17 @@ TEST_CASE("check reads the split from a deployment file and from the variable be
   CHECK(bad.out.find("[engine/pp-layer-partition]") != std::string::npos);
   CHECK(bad.out.find("memory/does-not-fit") == std::string::npos);  // reported once, as the engine's refusal
 }
+
+TEST_CASE("launch refuses a layer split the engine would refuse as bad input, naming the flag or the file's field") {
+  const auto flags = run({"launch", "-m", "llama-3.1-70b", "-g", "h100", "--tp", "2", "--pp", "4", "--pp-layer-partition", "19,21,21", "-o",
+                         (fs::temp_directory_path() / "k3plan-pp-refused").string()});
+  CHECK(flags.code == 2);
+  CHECK(flags.err.find("k3plan: error: --pp-layer-partition 19,21,21: SGLang would refuse SGLANG_PP_LAYER_PARTITION: len(partitions)=3 "
+                       "does not match pp_size=4.") != std::string::npos);
+  CHECK_FALSE(fs::exists(fs::temp_directory_path() / "k3plan-pp-refused"));
+  const std::string file = std::string(K3PLAN_SOURCE_DIR) + "/examples/bad/pp-layer-partition.yaml";
+  const auto yaml = run({"launch", file});
+  CHECK(yaml.code == 2);
+  CHECK(yaml.err.find("pp-layer-partition.yaml:8:") != std::string::npos);
+  CHECK(yaml.err.find("sum(partitions)=81 does not match num_hidden_layers=80.") != std::string::npos);
+}

@@ -1,5 +1,6 @@
 // `k3plan launch`: take a deployment through fit, refuse what does not fit, emit the commands.
 #include <filesystem>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <k3plan/deploy_fit.hpp>
 #include <k3plan/engine.hpp>
@@ -274,6 +275,21 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
   const PinnedImage pinned = pin_image(o, d, pin_notes);
   const DeploymentFit df = fit_deployment(cat, d);
   require_text(df.model.id, "model id");
+  // a layer split the engine would refuse to start on is bad input (as `fit --pp-layer-partition`
+  // and `check`'s engine/pp-layer-partition say), not a plan that does not fit
+  if (!d.pp_layer_partition.empty()) {
+    const int pp = d.layout.pp > 1 ? d.layout.pp : static_cast<int>(d.pp_layer_partition.size());
+    if (const std::string why = EngineModel::pp_partition_error(d.pp_layer_partition, df.model.num_layers(), pp); !why.empty()) {
+      const EngineModel& em = engine_model(d.engine, d.engine_version);
+      const std::string where = o.file.empty() ? std::string("--pp-layer-partition") : [&] {
+        const SourcePos at = d.pos("parallel.pp_layer_partition");
+        return fmt::format("{}:{}:{}: parallel.pp_layer_partition", at.file, at.line, at.column);
+      }();
+      throw InputError(fmt::format("{} {}: {} would refuse {}: {} ({} has {} decoder layers; give one count per pipeline stage)", where,
+                                   fmt::join(d.pp_layer_partition, ","), em.display_name(), em.pp_partition_env(), why, df.model.id,
+                                   df.model.num_layers()));
+    }
+  }
   const FitResult& f = df.fit;
   if (const KvDtypeArg kv = engine_kv_dtype(flag_release(d.engine, d.engine_version), d.kv_dtype, df.model.dtype); !kv.error.empty()) {
     r.exit_code = 1;
