@@ -386,3 +386,33 @@ TEST_CASE("Kimi K3 on SGLang on Blackwell is charged its own kernel count agains
         Approx(93 * r.data["efficiency"]["layer_overhead_us"].get<double>() * k3_per_layer / fitted / 1e3 +
                r.data["efficiency"]["step_overhead_ms"].get<double>()));
 }
+
+TEST_CASE("pipeline stages: every micro-batch waits for the stage with the most layers") {
+  // DeepSeek-R1's 61 layers over PP2 split 30 / 31 (get_pp_indices): the 31-layer stage sets the
+  // pace, 31 / 30.5 of the even-split pass
+  const Gpu& g = cat().gpu("h200");
+  const PerfEfficiency eff = embedded_efficiency().lookup(g, "sglang");
+  PerfConfig c;
+  c.layout = tp(8);
+  c.layout.pp = 2;
+  c.concurrency = 16;
+  const PerfResult even = estimate_perf(dsr1(), g, eff, c);
+  c.stage_layer_fraction = 31.0 / 61;
+  const PerfResult split = estimate_perf(dsr1(), g, eff, c);
+  CHECK(split.step.pass.total_ms() > even.step.pass.total_ms());
+  CHECK(split.step.pass.t_overhead_ms == Approx(even.step.pass.t_overhead_ms * 31 / 30.5));
+  // `k3plan perf` takes the split from the engine's own stages: PP x the 31-layer stage's overhead
+  PerfOptions o;
+  o.model = "deepseek-r1-0528";
+  o.gpu = "h200";
+  o.engine = "sglang";
+  o.gpus = 16;
+  o.tp = 8;
+  o.pp = 2;
+  o.concurrency = 16;
+  const Report r = run_perf(cat(), o);
+  const double per_layer = r.data["efficiency"]["layer_overhead_us"];
+  const double ratio = r.data["efficiency"]["layer_kernel_ratio"];
+  const double step = r.data["efficiency"]["step_overhead_ms"];
+  CHECK(r.data["breakdown"]["overhead_ms"].get<double>() == Approx(2 * 31 * per_layer * ratio / 1e3 + step));
+}

@@ -237,12 +237,18 @@ LayoutShape layout_shape(const Layout& l, Engine e) {
 
 namespace {
 
+LayoutShape shape_of(const PerfConfig& c) {
+  LayoutShape ls = layout_shape(c.layout, c.engine);
+  if (ls.pp > 1) ls.stage_layer_fraction = c.stage_layer_fraction;
+  return ls;
+}
+
 PerfSetup prepare(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const LayoutShape& ls, const KernelPath& k) {
   PerfSetup p;
   p.pm = &pm;
   p.eff = &eff;
   p.ls = ls;
-  p.stage_f = 1.0 / ls.pp;
+  p.stage_f = ls.stage_layer_fraction > 0 ? ls.stage_layer_fraction : 1.0 / ls.pp;
   p.stage_layers = d(pm.layers) * p.stage_f;
   p.bytes_per_s = gpu.hbm_bandwidth_tb_s.value * 1e12 * eff.hbm;
   const double dense = pm.attn_sharded_bytes / ls.attn_tp + pm.attn_replicated_bytes + pm.tp_sharded_bytes / ls.tp + pm.replicated_bytes;
@@ -386,12 +392,12 @@ PassCost forward_pass(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency&
 }
 
 DecodeStep decode_step(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const PerfConfig& c, double batch, double context) {
-  const PerfSetup p = prepare(pm, gpu, eff, layout_shape(c.layout, c.engine), c.kernels);
+  const PerfSetup p = prepare(pm, gpu, eff, shape_of(c), c.kernels);
   return step_at(p, c.spec_tokens, c.spec_acceptance, batch, decode_kv_bytes(p, context), attention_flops(pm, context, false));
 }
 
 double prefill_ms(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const PerfConfig& c, double isl) {
-  const PerfSetup p = prepare(pm, gpu, eff, layout_shape(c.layout, c.engine), c.kernels);
+  const PerfSetup p = prepare(pm, gpu, eff, shape_of(c), c.kernels);
   return prefill_batch(p, d(std::max<std::int64_t>(c.prefill_chunk, 256)), isl, attention_flops(pm, isl / 2, true), 1);
 }
 
@@ -401,7 +407,7 @@ PerfSetup prepare_perf(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency
 }
 
 PerfResult estimate_perf(const PerfModel& pm, const Gpu& gpu, const PerfEfficiency& eff, const PerfConfig& c) {
-  return estimate_perf(prepare(pm, gpu, eff, layout_shape(c.layout, c.engine), c.kernels), c);
+  return estimate_perf(prepare(pm, gpu, eff, shape_of(c), c.kernels), c);
 }
 
 PerfResult estimate_perf(const PerfSetup& p, const PerfConfig& c) {

@@ -193,6 +193,11 @@ PerfEvaluation evaluate_perf(const Catalogue& cat, const PerfOptions& o) {
   c.prefill_chunk = s.max_num_batched_tokens > 0 ? s.max_num_batched_tokens : default_chunk(g, o.engine);
   c.mixed_prefill = mixes_prefill(o.engine);
   c.kernels = kernel_path(o.engine, g, m);
+  if (f.layout.pp > 1 && m.num_layers() > 0) {
+    int slowest = 0;
+    for (const auto& r : f.ranks) slowest = std::max(slowest, r.layers);
+    c.stage_layer_fraction = static_cast<double>(slowest) / m.num_layers();
+  }
 
   ev.model = m;
   ev.precision = precision_label(base, o.precision, o.expert_precision);

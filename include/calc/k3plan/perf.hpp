@@ -121,6 +121,10 @@ struct PerfConfig {
   // --enable-mixed-chunk, default off in server_args.py, so by default its prefill batches run
   // between decode steps and stall them).
   bool mixed_prefill = false;
+  // The slowest pipeline stage's share of the decoder layers, as the engine splits them (its
+  // get_pp_indices rule when PP does not divide the layers, or a manual VLLM_ / SGLANG_PP_LAYER_
+  // PARTITION); 0 = 1 / PP. Every micro-batch waits for that stage.
+  double stage_layer_fraction = 0;
 };
 
 // One forward pass on one pipeline stage, per GPU.
@@ -177,6 +181,7 @@ struct LayoutShape {
   int moe_group = 1;  // GPUs sharing the routed experts
   int ep = 1;         // expert-parallel degree inside the MoE group
   int dcp = 1;        // decode context parallel: each MLA cache split over dcp ranks
+  double stage_layer_fraction = 0;  // PerfConfig::stage_layer_fraction (0 = 1 / PP)
 };
 LayoutShape layout_shape(const Layout& l, Engine e);
 
