@@ -125,7 +125,7 @@ TEST_CASE("check reads the split from a deployment file and from the variable be
 
 TEST_CASE("launch refuses a layer split the engine would refuse as bad input, naming the flag or the file's field") {
   const auto flags = run({"launch", "-m", "llama-3.1-70b", "-g", "h100", "--tp", "2", "--pp", "4", "--pp-layer-partition", "19,21,21", "-o",
-                         (fs::temp_directory_path() / "k3plan-pp-refused").string()});
+                          (fs::temp_directory_path() / "k3plan-pp-refused").string()});
   CHECK(flags.code == 2);
   CHECK(flags.err.find("k3plan: error: --pp-layer-partition 19,21,21: SGLang would refuse SGLANG_PP_LAYER_PARTITION: len(partitions)=3 "
                        "does not match pp_size=4.") != std::string::npos);

@@ -148,8 +148,11 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
   v.non_torch_pp_gib = r.number(n, "non_torch_pp_gib", ctx, false, v.non_torch_pp_gib, 0, 64);
   v.non_torch_context_gib = r.number(n, "non_torch_context_gib", ctx, false, v.non_torch_context_gib, 0, 8);
   v.nccl.release = r.str(n, "nccl", ctx, false);
-  if (!v.nccl.release.empty() && (v.nccl.release.rfind("2.", 0) != 0 || v.nccl.release.size() < 3))
-    r.fail(n["nccl"], ctx + ".nccl", "expected an NCCL release such as 2.21.5");
+  if (!v.nccl.release.empty()) {
+    const auto parts = release_parts(v.nccl.release);
+    if (parts.size() < 2 || parts[0] != 2) r.fail(n["nccl"], ctx + ".nccl", "expected an NCCL release such as 2.21.5");
+    v.nccl.minor = parts[1];
+  }
   v.nccl.eager_comms = static_cast<int>(r.integer(n, "nccl_eager_comms", ctx, false, v.nccl.eager_comms, 0, 8));
   if (v.nccl.eager_comms > 0 && v.nccl.release.empty())
     r.fail(n["nccl_eager_comms"], ctx + ".nccl_eager_comms", "needs the window's nccl release");

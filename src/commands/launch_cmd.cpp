@@ -1,6 +1,5 @@
 // `k3plan launch`: take a deployment through fit, refuse what does not fit, emit the commands.
 #include <filesystem>
-#include <fmt/ranges.h>
 #include <fstream>
 #include <k3plan/deploy_fit.hpp>
 #include <k3plan/engine.hpp>
@@ -279,16 +278,13 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
   // and `check`'s engine/pp-layer-partition say), not a plan that does not fit
   if (!d.pp_layer_partition.empty()) {
     const int pp = d.layout.pp > 1 ? d.layout.pp : static_cast<int>(d.pp_layer_partition.size());
-    if (const std::string why = EngineModel::pp_partition_error(d.pp_layer_partition, df.model.num_layers(), pp); !why.empty()) {
-      const EngineModel& em = engine_model(d.engine, d.engine_version);
-      const std::string where = o.file.empty() ? std::string("--pp-layer-partition") : [&] {
-        const SourcePos at = d.pos("parallel.pp_layer_partition");
-        return fmt::format("{}:{}:{}: parallel.pp_layer_partition", at.file, at.line, at.column);
-      }();
-      throw InputError(fmt::format("{} {}: {} would refuse {}: {} ({} has {} decoder layers; give one count per pipeline stage)", where,
-                                   fmt::join(d.pp_layer_partition, ","), em.display_name(), em.pp_partition_env(), why, df.model.id,
-                                   df.model.num_layers()));
-    }
+    const SourcePos at = d.pos("parallel.pp_layer_partition");
+    const std::string where = o.file.empty() ? std::string("--pp-layer-partition")
+                                             : fmt::format("{}:{}:{}: parallel.pp_layer_partition", at.file, at.line, at.column);
+    if (const std::string why = engine_model(d.engine, d.engine_version)
+                                    .pp_partition_usage_error(where, d.pp_layer_partition, df.model.id, df.model.num_layers(), pp, "");
+        !why.empty())
+      throw InputError(why);
   }
   const FitResult& f = df.fit;
   if (const KvDtypeArg kv = engine_kv_dtype(flag_release(d.engine, d.engine_version), d.kv_dtype, df.model.dtype); !kv.error.empty()) {

@@ -97,14 +97,8 @@ std::vector<LayerSpec> layer_specs(const KvProfile& kv) {
   return out;
 }
 
-std::optional<double> nvls_buffer_bytes(const std::string& nccl_release, const Gpu& gpu, int local_ranks) {
+std::optional<double> nvls_buffer_bytes(int minor, const Gpu& gpu, int local_ranks) {
   if (!gpu.nvlink_multicast || local_ranks <= 2) return 0.0;
-  int minor = 0;
-  const auto dot = nccl_release.find('.');
-  for (std::size_t i = dot == std::string::npos ? nccl_release.size() : dot + 1; i < nccl_release.size() && nccl_release[i] >= '0' &&
-                                                                                    nccl_release[i] <= '9';
-       ++i)
-    minor = minor * 10 + (nccl_release[i] - '0');
   if (minor < 18) return 0.0;  // NVLS first shipped in NCCL 2.17; not read before 2.18
   constexpr double kMiB = 1048576.0;
   const double heads = local_ranks;

@@ -113,6 +113,14 @@ std::string EngineModel::pp_partition_refusal(const std::vector<int>& partition,
   return pp_partition_assignment(partition) + ": " + display_name() + " refuses to start (" + why + ")";
 }
 
+std::string EngineModel::pp_partition_usage_error(const std::string& where, const std::vector<int>& partition, const std::string& model_id,
+                                                  int num_layers, int stages, const std::string& stages_hint) const {
+  const std::string why = pp_partition_error(partition, num_layers, stages);
+  if (why.empty()) return "";
+  return fmt::format("{} {}: {} would refuse {}: {} ({} has {} decoder layers; give one count per pipeline stage{})", where,
+                     fmt::join(partition, ","), display_name(), pp_partition_env(), why, model_id, num_layers, stages_hint);
+}
+
 StageLayers EngineModel::stage_layers(int num_layers, int stages, int stage, const std::vector<int>& partition) const {
   const int L = std::max(0, num_layers), pp = std::max(1, stages);
   if (stage < 0 || stage >= pp) return {L, 0};

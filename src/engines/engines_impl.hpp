@@ -30,7 +30,7 @@ inline int layer_weights_kind(const Model& m, int layer) {
 std::vector<int> tp_degrees(int gpus);
 
 // NVLS (NVLink SHARP) buffer bytes one rank holds for one NCCL communicator of `local_ranks` GPUs
-// in one NVLink domain, as NCCL `nccl_release` sizes them (src/transport/nvls.cc; each release
+// in one NVLink domain, as NCCL 2.`nccl_minor` sizes them (src/transport/nvls.cc; each release
 // with its lines in docs/engine-sources/nccl-memory.md section 2.1):
 //   2.18-2.19  NVLS_NCHANNELS 16 x 2 x (buffSizes[SIMPLE] 4 MiB + memSize 2 MiB) x heads
 //   2.20       the collective channel count (comm->nChannels) x 2 x (4 MiB + 2 MiB) x heads
@@ -40,7 +40,7 @@ std::vector<int> tp_degrees(int gpus);
 // heads = the communicator's GPUs in the domain (one NVLS head per local rank). 0 when NCCL leaves
 // NVLS off: 2 GPUs or fewer, or a GPU without NVLink multicast (ncclNvlsInit). nullopt when the
 // release sizes by the collective channel count and the catalogue does not give it for the GPU.
-std::optional<double> nvls_buffer_bytes(const std::string& nccl_release, const Gpu& gpu, int local_ranks);
+std::optional<double> nvls_buffer_bytes(int nccl_minor, const Gpu& gpu, int local_ranks);
 
 // Refusals every engine applies (degrees, whole nodes, PP depth, EP on a dense model, DCP).
 std::vector<Refusal> common_refusals(const Model& m, const Gpu& gpu, const Layout& l, int gpus);

@@ -197,7 +197,7 @@ class Vllm final : public EngineModel {
   double nvls_eager_bytes(const Gpu& gpu, const Layout& l, bool tp_buffers_on_gpu) const {
     const auto& n = version().nccl;
     if (!tp_buffers_on_gpu || n.eager_comms <= 0) return 0;
-    const auto per_comm = nvls_buffer_bytes(n.release, gpu, std::min(l.tp, gpu.scaleup_domain_gpus));
+    const auto per_comm = nvls_buffer_bytes(n.minor, gpu, std::min(l.tp, gpu.scaleup_domain_gpus));
     return per_comm ? n.eager_comms * *per_comm : 0.0;
   }
 

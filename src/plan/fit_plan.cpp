@@ -1,6 +1,5 @@
 // The fit searches (see fit_plan.hpp).
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <k3plan/engine.hpp>
@@ -222,15 +221,11 @@ FitPlan plan_fit(const Catalogue& cat, const FitOptions& o) {
   // a manual layer split gives the stage count; one the engine would refuse to start on is a usage
   // error here, where the model and PP are both the user's
   const int pp_given = o.pp ? o.pp : static_cast<int>(o.pp_layer_partition.size());
-  if (!o.pp_layer_partition.empty()) {
-    const EngineModel& em = s.model();
-    const std::string why = EngineModel::pp_partition_error(o.pp_layer_partition, m.num_layers(), pp_given);
-    if (!why.empty())
-      throw InputError(fmt::format("--pp-layer-partition {}: {} would refuse {}: {} ({} has {} decoder layers; give one count per "
-                                   "pipeline stage, --pp {})",
-                                   fmt::join(o.pp_layer_partition, ","), em.display_name(), em.pp_partition_env(), why, m.id,
-                                   m.num_layers(), pp_given));
-  }
+  if (!o.pp_layer_partition.empty())
+    if (const std::string why = s.model().pp_partition_usage_error("--pp-layer-partition", o.pp_layer_partition, m.id, m.num_layers(),
+                                                                   pp_given, fmt::format(", --pp {}", pp_given));
+        !why.empty())
+      throw InputError(why);
   const bool explicit_layout = o.tp || o.ep || o.dp || pp_given || o.dp_attention || o.dcp;
   if (o.gpus < 0 || o.gpus > 100000) throw InputError("--gpus: out of range");
   if (o.gpu.empty()) {

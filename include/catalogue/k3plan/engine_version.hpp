@@ -55,6 +55,7 @@ struct EngineVersion {
   // docs/engine-sources/vllm-nontorch.md.
   struct Nccl {
     std::string release;  // "2.21.5"; "" = not stated
+    int minor = 0;        // 21 for 2.21.5, parsed once when the window is read (0 = not stated)
     int eager_comms = 0;
   } nccl;
   bool rope_cache_full = true;                 // RoPE cos/sin cache sized by max_position_embeddings

@@ -123,6 +123,11 @@ class EngineModel {
   // The refusal as fit and check report it ("VLLM_PP_LAYER_PARTITION=19,21,21: vLLM refuses to start
   // (len(partitions)=3 does not match pp_size=4.)"), or "" (no partition, or one the engine takes).
   std::string pp_partition_refusal(const std::vector<int>& partition, int num_layers, int stages) const;
+  // The same as a usage error, where the split is the user's input (`fit --pp-layer-partition`,
+  // `launch`): "<where> 19,21,21: vLLM would refuse VLLM_PP_LAYER_PARTITION: <why> (<model> has 80
+  // decoder layers; give one count per pipeline stage<stages_hint>)", or "" when the engine takes it.
+  std::string pp_partition_usage_error(const std::string& where, const std::vector<int>& partition, const std::string& model_id,
+                                       int num_layers, int stages, const std::string& stages_hint) const;
 
   // --- memory
   // `context` is the max model length (0 = not known: the figures that do not depend on it).
