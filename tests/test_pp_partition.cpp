@@ -130,6 +130,11 @@ TEST_CASE("launch refuses a layer split the engine would refuse as bad input, na
   CHECK(flags.err.find("k3plan: error: --pp-layer-partition 19,21,21: SGLang would refuse SGLANG_PP_LAYER_PARTITION: len(partitions)=3 "
                        "does not match pp_size=4.") != std::string::npos);
   CHECK_FALSE(fs::exists(fs::temp_directory_path() / "k3plan-pp-refused"));
+  // an explicit --pp 1 is the stage count the split must match, not the split's own length
+  const auto pp1 = run({"launch", "-m", "llama-3.1-70b", "-g", "h100", "--tp", "8", "--pp", "1", "--pp-layer-partition", "40,40", "-o",
+                        (fs::temp_directory_path() / "k3plan-pp-refused").string()});
+  CHECK(pp1.code == 2);
+  CHECK(pp1.err.find("len(partitions)=2 does not match pp_size=1.") != std::string::npos);
   const std::string file = std::string(K3PLAN_SOURCE_DIR) + "/examples/bad/pp-layer-partition.yaml";
   const auto yaml = run({"launch", file});
   CHECK(yaml.code == 2);

@@ -275,14 +275,14 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
   const DeploymentFit df = fit_deployment(cat, d);
   require_text(df.model.id, "model id");
   // a layer split the engine would refuse to start on is bad input (as `fit --pp-layer-partition`
-  // and `check`'s engine/pp-layer-partition say), not a plan that does not fit
+  // and `check`'s engine/pp-layer-partition say), not a plan that does not fit; the stage count is
+  // the layout's (both parsers take it from the split when PP is not given)
   if (!d.pp_layer_partition.empty()) {
-    const int pp = d.layout.pp > 1 ? d.layout.pp : static_cast<int>(d.pp_layer_partition.size());
     const SourcePos at = d.pos("parallel.pp_layer_partition");
     const std::string where = o.file.empty() ? std::string("--pp-layer-partition")
                                              : fmt::format("{}:{}:{}: parallel.pp_layer_partition", at.file, at.line, at.column);
     if (const std::string why = engine_model(d.engine, d.engine_version)
-                                    .pp_partition_usage_error(where, d.pp_layer_partition, df.model.id, df.model.num_layers(), pp, "");
+                                    .pp_partition_usage_error(where, d.pp_layer_partition, df.model.id, df.model.num_layers(), d.layout.pp, "");
         !why.empty())
       throw InputError(why);
   }
