@@ -117,6 +117,7 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
                 "context_tp1_gib",
                 "context_tp4_gib",
                 "context_tp8_gib",
+                "context_pcie_gib",
                 "context_rocm_tp1_gib",
                 "context_rocm_tp8_gib",
                 "pp_layer_split",
@@ -209,6 +210,7 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
   v.context_tp1_gib = r.number(n, "context_tp1_gib", ctx, false, v.context_tp1_gib, 0, 64);
   v.context_tp4_gib = r.number(n, "context_tp4_gib", ctx, false, v.context_tp4_gib, 0, 64);
   v.context_tp8_gib = r.number(n, "context_tp8_gib", ctx, false, v.context_tp8_gib, 0, 64);
+  v.context_pcie_gib = r.number(n, "context_pcie_gib", ctx, false, v.context_pcie_gib, 0, 64);
   v.context_rocm_tp1_gib = r.number(n, "context_rocm_tp1_gib", ctx, false, v.context_rocm_tp1_gib, 0, 64);
   v.context_rocm_tp8_gib = r.number(n, "context_rocm_tp8_gib", ctx, false, v.context_rocm_tp8_gib, 0, 64);
   v.pp_layer_split = r.str(n, "pp_layer_split", ctx, false, v.pp_layer_split);

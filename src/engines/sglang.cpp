@@ -246,6 +246,9 @@ class Sglang final : public EngineModel {
   // that total the driver never hands out (reported - engine total) is taken off again
   double context_bytes(const Gpu& gpu, int tp) const {
     const auto& v = version();
+    // beyond 2 GPUs without NVLink: no custom all-reduce, NCCL over PCIe (its FIFOs in host memory);
+    // the figure is already of the CUDA total
+    if (!on_rocm(gpu) && tp > 2 && gpu.pcie_only()) return v.context_pcie_gib * kGiB;
     const double nvidia = tp >= 8 ? v.context_tp8_gib : tp > 1 ? v.context_tp4_gib : v.context_tp1_gib;
     const double fig = on_rocm(gpu) ? (tp > 1 ? v.context_rocm_tp8_gib : v.context_rocm_tp1_gib) : nvidia;
     return std::max(0.0, fig * kGiB - std::max(0.0, gpu.reported_bytes() - gpu.engine_bytes()));
@@ -687,9 +690,10 @@ class Sglang final : public EngineModel {
     std::vector<std::string> a;
     a.push_back(
         fmt::format("{}: memory before the weights load (CUDA context, NCCL) {:.2f} / {:.2f} / {:.2f} GiB at TP1 / 2-4 / 8+ "
-                    "of the device total nvidia-smi reports (public start-up logs); activations and CUDA graphs live in the "
-                    "(1 - mem_fraction_static) reserve",
-                    label(), version().context_tp1_gib, version().context_tp4_gib, version().context_tp8_gib));
+                    "of the device total nvidia-smi reports, {:.2f} GiB of the CUDA total beyond TP2 on GPUs without NVLink "
+                    "(public start-up logs); activations and CUDA graphs live in the (1 - mem_fraction_static) reserve",
+                    label(), version().context_tp1_gib, version().context_tp4_gib, version().context_tp8_gib,
+                    version().context_pcie_gib));
     for (const auto& b : m.blocks)
       if (b.is_linear()) {
         a.push_back(

@@ -126,6 +126,13 @@ struct EngineVersion {
   double context_tp1_gib = 1.0;
   double context_tp4_gib = 1.2;  // TP 2-4
   double context_tp8_gib = 3.0;  // TP >= 8
+  // TP > 2 on GPUs without NVLink (Gpu::pcie_only), CUDA: GiB of the CUDA total (not of
+  // nvidia-smi's, unlike the three above). The custom all-reduce is off and NCCL's ring and tree
+  // FIFOs sit in host memory (SHM transport), so only the CUDA context and NCCL's fixed part are on
+  // the GPU: 0.34 from the 8 x L4 TP8 v0.2.13 log (CUDA total 21.99 GiB less 'Load weight begin.
+  // avail mem=21.65 GB', tests/data/logs/sglang/mixtral-8x7b-instruct-l4-tp8-v0.2.13.log);
+  // docs/engine-sources/nccl-memory.md sections 2.2 and 5
+  double context_pcie_gib = 0.34;
   double context_rocm_tp1_gib = 0.65;
   double context_rocm_tp8_gib = 4.1;  // TP >= 2 on ROCm
 

@@ -48,6 +48,11 @@ struct Gpu {
   // logs give it (H100: 79.19 GiB against nvidia-smi's 79.65 GiB), else the driver's.
   double engine_bytes() const { return memory_engine_total_mib.value > 0 ? memory_engine_total_mib.value * 1048576.0 : reported_bytes(); }
   bool runs_natively(const std::string& format) const;
+  // No NVLink or Infinity Fabric between the GPUs of a node: peers talk over PCIe, whose Gen5 x16
+  // link is 128 GB/s both directions; every NVLink / Infinity Fabric part in the catalogue is
+  // 384 GB/s or more. SGLang turns its custom all-reduce off on such a node beyond 2 GPUs
+  // (custom_all_reduce.py: world_size > 2 and not full_nvlink) and NCCL moves over PCIe.
+  bool pcie_only() const { return scaleup_gb_s.value > 0 && scaleup_gb_s.value <= 128; }
 };
 
 }  // namespace k3plan
