@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <k3plan/engine.hpp>
+#include <k3plan/error.hpp>
 #include <k3plan/log_check.hpp>
 #include <string>
 
@@ -332,4 +333,31 @@ TEST_CASE("the capture sizes say nothing of max_num_seqs where an args line, spe
             .settings.max_num_seqs == 0);
   // 0.9.1 and 0.9.2 capture up to 512 whatever max_num_seqs is (PR #20628 came with 0.10.0); their window does not infer
   CHECK(check_excerpt(v1_excerpt("0.9.2", "", sizes), "0.9.2").settings.max_num_seqs == 0);
+}
+
+TEST_CASE("a pasted launch script's variables are expanded from the assignments the log shows, and an unset one is refused", "[validate]") {
+  // the shape of sgl-project/sglang issue #7212: the script is pasted with its variables, then its output
+  const std::string script =
+      "GPU_NUM=4\n"
+      "export FRACTION=\"0.6\"\n"
+      "python -m sglang.launch_server --model-path /m/Qwen3-30B-A3B --tp-size $GPU_NUM --mem-fraction-static ${FRACTION} "
+      "--host '$HOST'\n";
+  const std::string output =
+      "[2025-06-12 22:41:36 TP0] Load weight begin. avail mem=46.74 GB\n"
+      "[2025-06-12 22:42:10 TP0] max_total_num_tokens=600317, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+      "max_running_requests=128, context_len=40960, available_gpu_mem=16.84 GB\n";
+  LogCheckOptions o;
+  o.model = "llama-3.1-8b";
+  o.gpu = "h100";
+  o.engine_version = "0.4.7";
+  const LogCheck c = check_start_up_log(k3plan_test::cat(), script + output, "script.log", o);
+  CHECK(c.layout.tp == 4);
+  // without the assignment the flag's value is unknown: a usage error naming it, not the default TP1
+  std::string message;
+  try {
+    (void)check_start_up_log(k3plan_test::cat(), script.substr(script.find('\n') + 1) + output, "script.log", o);
+  } catch (const k3plan::InputError& e) {
+    message = e.what();
+  }
+  CHECK_THAT(message, Catch::Contains("script.log") && Catch::Contains("--tp-size $GPU_NUM"));
 }

@@ -10,6 +10,8 @@
 #include <k3plan/error.hpp>
 #include <k3plan/log_check.hpp>
 #include <k3plan/units.hpp>
+#include <map>
+#include <regex>
 #include <sstream>
 #include <utility>
 
@@ -17,11 +19,57 @@ namespace k3plan {
 
 namespace {
 
+// A pasted script sets what its command uses (`GPU_NUM=4` ... `--tp-size $GPU_NUM`): $NAME and
+// ${NAME} expanded from the assignments the log shows (`NAME=value`, `export NAME=value`, the last
+// one before the command wins), outside single quotes, as the shell would; others stay as written
+std::string expand_shell_variables(const EngineLog& log) {
+  std::map<std::string, std::string> vars;
+  const std::regex assignment(R"re(^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(?:"([^"$`\\]*)"|'([^']*)'|([^\s"'$`;&|]*))\s*$)re");
+  const std::string first_line = log.command.substr(0, log.command.find('\n'));
+  for (const auto& line : log.lines) {
+    if (line == first_line) break;
+    std::smatch m;  // short lines only: std::regex recurses per character
+    if (line.size() <= 512 && line.find('=') != std::string::npos && std::regex_match(line, m, assignment))
+      vars[m[1]] = m[2].matched ? m[2].str() : m[3].matched ? m[3].str() : m[4].str();
+  }
+  if (vars.empty()) return log.command;
+  std::string out;
+  bool single = false;
+  const std::string& c = log.command;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    if (c[i] == '\'') single = !single;
+    if (single || c[i] != '$' || i + 1 >= c.size()) {
+      out += c[i];
+      continue;
+    }
+    const bool braced = c[i + 1] == '{';
+    std::size_t b = i + (braced ? 2 : 1), e = b;
+    while (e < c.size() && (ascii_is_alnum(c[e]) || c[e] == '_')) ++e;
+    const auto it = vars.find(c.substr(b, e - b));
+    if (e == b || it == vars.end() || (braced && (e >= c.size() || c[e] != '}'))) {
+      out += c[i];
+      continue;
+    }
+    out += it->second;
+    if (out.size() > (1u << 20)) throw InputError(fmt::format("{}: the launch command expands beyond 1 MiB", log.origin));
+    i = braced ? e : e - 1;
+  }
+  return out;
+}
+
 // Arguments from a launch command, under the names the engine's own args line uses.
 void args_from_command(EngineLog& log) {
   if (log.command.empty()) return;
   std::vector<Finding> findings;
-  const Deployment d = parse_launch_command(log.command, log.origin, findings);
+  const Deployment d = parse_launch_command(expand_shell_variables(log), log.origin, findings);
+  // a flag whose value cannot be read (`--tp-size $GPU_NUM` with no GPU_NUM= in the log) would
+  // leave the engine's default in its place: a guess, so the log is refused instead
+  for (const auto& f : findings)
+    if (f.severity == "error")
+      throw InputError(
+          fmt::format("{}: the launch command in the log: {} (the log sets no value for it; paste the "
+                      "command as it ran, or the engine's own arguments line)",
+                      log.origin, f.message));
   auto put = [&](const char* k, const std::string& v) { log.args.emplace(k, v); };
   // the command's flags under the args-line names of the engine that runs it
   const bool vllm = d.engine == Engine::vllm;  // exception (ARCHITECTURE.md): naming the other engine's args-line keys
