@@ -141,10 +141,17 @@ TEST_CASE("a logged total that matches no catalogue GPU or parts of different ca
   log.total_bytes = 79.17 * 1073741824.0;
   CHECK(gpu_from_engine_total(k3plan_test::cat(), log, why).empty());
 
-  // end to end: the V0 log of 16 GB Turing cards (14.56 GiB, no such catalogue GPU) is refused as before
+  // end to end: the V0 log of 16 GB Turing cards prints 14.56 GiB, the T4 of the validation GPUs;
+  // the same log with a total no card has is refused
   const std::string path = std::string(K3PLAN_TEST_DATA) + "/logs/vllm/gemma3-27b-it-16gb-x8-tp8-v082-v0engine.log";
   const std::string config = std::string(K3PLAN_TEST_DATA) + "/google--gemma-3-27b-it_config.json";
-  const auto res = k3plan_test::run({"validate", "--log", path, "-m", config});
+  const auto t4 = k3plan_test::run({"validate", "--log", path, "-m", config, "-f", "json"});
+  REQUIRE(t4.code == 0);
+  CHECK(nlohmann::json::parse(t4.out).at("gpu") == "t4");
+  std::string text = k3plan_test::slurp(path);
+  for (std::size_t p = text.find("(14.56GiB)"); p != std::string::npos; p = text.find("(14.56GiB)", p)) text.replace(p, 10, "(50.00GiB)");
+  k3plan_test::TempDir dir;
+  const auto res = k3plan_test::run({"validate", "--log", dir.write("odd-card.log", text), "-m", config});
   CHECK(res.code == 2);
   CHECK_THAT(res.err, Catch::Contains("does not name a catalogue GPU; pass -g"));
 }
