@@ -356,6 +356,10 @@ TEST_CASE("SGLang beyond 2 GPUs without NVLink holds only the CUDA context and N
   };
   const double GiB = 1073741824.0, MiB = 1048576.0;
   REQUIRE_FALSE(cat().gpu("h100").pcie_only());
+  // the PCIe line: Gen5 x16 (128 GB/s, RTX 5090) is PCIe; bridged H100 NVL pairs and MI300A's Infinity Fabric are not
+  for (const auto& [id, pcie] : {std::pair<const char*, bool>{"rtx-5090", true}, {"h100-nvl", false}, {"mi300a", false}, {"t4", true}})
+    for (const auto& g : cat().validation_gpus())
+      if (g.id == id) CHECK(g.pcie_only() == pcie);
   CHECK(overhead("my-l4", "4") == Approx(v.context_pcie_gib * GiB));
   CHECK(overhead("my-l4", "8") == Approx(v.context_pcie_gib * GiB));
   // at TP2 the custom all-reduce may be on (it checks P2P, which the catalogue does not know): the TP2-4 tier,

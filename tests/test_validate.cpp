@@ -367,4 +367,19 @@ TEST_CASE("a pasted launch script's variables are expanded from the assignments 
     message = e.what();
   }
   CHECK_THAT(message, Catch::Contains("script.log") && Catch::Contains("--tp-size $GPU_NUM"));
+  // a default in the expansion, a variable SGLang's pool cap reads, a flag that does not change the
+  // memory left unset (--port: not refused), and an apostrophe inside double quotes
+  const std::string more =
+      "MAXT=100000\n"
+      "python -m sglang.launch_server --model-path /m --tp-size ${TP:-2} --max-total-tokens $MAXT --port $PORT "
+      "--served-model-name \"it's\"\n";
+  const LogCheck c2 = check_start_up_log(k3plan_test::cat(), more + output, "script2.log", o);
+  CHECK(c2.layout.tp == 2);
+  CHECK(c2.predicted_kv_tokens <= 100000);
+  // with the engine's own arguments line the command only fills in: an unreadable value there is not a guess
+  const std::string with_args =
+      "python -m sglang.launch_server --model-path /m --tp-size $UNSET\n"
+      "[2025-06-12 22:41:30] server_args=ServerArgs(model_path='/m', tp_size=4, mem_fraction_static=0.6)\n" +
+      output;
+  CHECK(check_start_up_log(k3plan_test::cat(), with_args, "script3.log", o).layout.tp == 4);
 }

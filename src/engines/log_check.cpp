@@ -11,6 +11,7 @@
 #include <k3plan/log_check.hpp>
 #include <k3plan/units.hpp>
 #include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <utility>
@@ -19,9 +20,10 @@ namespace k3plan {
 
 namespace {
 
-// A pasted script sets what its command uses (`GPU_NUM=4` ... `--tp-size $GPU_NUM`): $NAME and
-// ${NAME} expanded from the assignments the log shows (`NAME=value`, `export NAME=value`, the last
-// one before the command wins), outside single quotes, as the shell would; others stay as written
+// A pasted script sets what its command uses (`GPU_NUM=4` ... `--tp-size $GPU_NUM`): $NAME,
+// ${NAME} and ${NAME:-default} expanded from the assignments the log shows (`NAME=value`,
+// `export NAME=value`, the last one before the command wins), outside single quotes and not after
+// a backslash, as the shell would; a name the log does not set stays as written
 std::string expand_shell_variables(const EngineLog& log) {
   std::map<std::string, std::string> vars;
   const std::regex assignment(R"re(^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(?:"([^"$`\\]*)"|'([^']*)'|([^\s"'$`;&|]*))\s*$)re");
@@ -32,12 +34,17 @@ std::string expand_shell_variables(const EngineLog& log) {
     if (line.size() <= 512 && line.find('=') != std::string::npos && std::regex_match(line, m, assignment))
       vars[m[1]] = m[2].matched ? m[2].str() : m[3].matched ? m[3].str() : m[4].str();
   }
-  if (vars.empty()) return log.command;
   std::string out;
-  bool single = false;
+  bool single = false, dquote = false;
   const std::string& c = log.command;
   for (std::size_t i = 0; i < c.size(); ++i) {
-    if (c[i] == '\'') single = !single;
+    if (c[i] == '\\' && !single && i + 1 < c.size()) {  // \$ stays literal
+      out += c.substr(i, 2);
+      ++i;
+      continue;
+    }
+    if (c[i] == '\'' && !dquote) single = !single;
+    if (c[i] == '"' && !single) dquote = !dquote;
     if (single || c[i] != '$' || i + 1 >= c.size()) {
       out += c[i];
       continue;
@@ -45,31 +52,85 @@ std::string expand_shell_variables(const EngineLog& log) {
     const bool braced = c[i + 1] == '{';
     std::size_t b = i + (braced ? 2 : 1), e = b;
     while (e < c.size() && (ascii_is_alnum(c[e]) || c[e] == '_')) ++e;
-    const auto it = vars.find(c.substr(b, e - b));
-    if (e == b || it == vars.end() || (braced && (e >= c.size() || c[e] != '}'))) {
+    const std::string name = c.substr(b, e - b);
+    std::optional<std::string> value;
+    if (const auto it = vars.find(name); it != vars.end()) value = it->second;
+    std::size_t end = e;  // last character of the expansion
+    if (braced) {
+      const std::size_t close = c.find('}', e);
+      if (close == std::string::npos || close - e > 512)
+        value.reset();
+      else if (c.compare(e, 2, ":-") == 0 && !value)
+        value = c.substr(e + 2, close - e - 2);
+      else if (close != e)
+        value.reset();  // other ${NAME...} forms are not read
+      end = close;
+    } else {
+      end = e - 1;
+    }
+    if (name.empty() || !value) {
       out += c[i];
       continue;
     }
-    out += it->second;
+    out += *value;
     if (out.size() > (1u << 20)) throw InputError(fmt::format("{}: the launch command expands beyond 1 MiB", log.origin));
-    i = braced ? e : e - 1;
+    i = end;
   }
   return out;
+}
+
+// The launch-command flags whose values become arguments below: one the command gives but cannot
+// be read (`--tp-size $GPU_NUM` with no GPU_NUM= in the log) would leave the engine's default in its
+// place, a guess; any other flag (--port, --host) does not change the memory
+bool memory_flag(const std::string& flag) {
+  static const char* const flags[] = {"--tp-size",
+                                      "--tp",
+                                      "--tensor-parallel-size",
+                                      "-tp",
+                                      "--dp-size",
+                                      "--dp",
+                                      "--data-parallel-size",
+                                      "-dp",
+                                      "--pp-size",
+                                      "--pp",
+                                      "--pipeline-parallel-size",
+                                      "-pp",
+                                      "--dcp-size",
+                                      "--decode-context-parallel-size",
+                                      "-dcp",
+                                      "--ep-size",
+                                      "--ep",
+                                      "--expert-parallel-size",
+                                      "--context-length",
+                                      "--max-model-len",
+                                      "--kv-cache-dtype",
+                                      "--gpu-memory-utilization",
+                                      "--mem-fraction-static",
+                                      "--chunked-prefill-size",
+                                      "--max-num-batched-tokens",
+                                      "--max-num-seqs",
+                                      "--max-running-requests",
+                                      "--cuda-graph-max-bs"};
+  for (const char* f : flags)
+    if (flag == f) return true;
+  return flag.find("_PP_LAYER_PARTITION=") != std::string::npos;
 }
 
 // Arguments from a launch command, under the names the engine's own args line uses.
 void args_from_command(EngineLog& log) {
   if (log.command.empty()) return;
   std::vector<Finding> findings;
-  const Deployment d = parse_launch_command(expand_shell_variables(log), log.origin, findings);
-  // a flag whose value cannot be read (`--tp-size $GPU_NUM` with no GPU_NUM= in the log) would
-  // leave the engine's default in its place: a guess, so the log is refused instead
+  const std::string command = expand_shell_variables(log);
+  const Deployment d = parse_launch_command(command, log.origin, findings);
+  // refused only when the command is the log's one source of arguments: with an arguments line it
+  // only fills in what that line leaves at the engine's default
   for (const auto& f : findings)
-    if (f.severity == "error")
-      throw InputError(
-          fmt::format("{}: the launch command in the log: {} (the log sets no value for it; paste the "
-                      "command as it ran, or the engine's own arguments line)",
-                      log.origin, f.message));
+    if (f.severity == "error" && f.rule == "command/value" && log.args_from.empty() &&
+        memory_flag(f.message.substr(0, f.message.find_first_of(" :"))))
+      throw InputError(fmt::format("{}: the launch command in the log: {}{}", log.origin, f.message,
+                                   f.message.find('$') != std::string::npos
+                                       ? " (the log sets no value for it; paste the command as it ran, or the engine's own arguments line)"
+                                       : ""));
   auto put = [&](const char* k, const std::string& v) { log.args.emplace(k, v); };
   // the command's flags under the args-line names of the engine that runs it
   const bool vllm = d.engine == Engine::vllm;  // exception (ARCHITECTURE.md): naming the other engine's args-line keys
@@ -93,9 +154,9 @@ void args_from_command(EngineLog& log) {
   // --max-total-tokens caps its pool; vLLM has no such flag)
   for (const auto& [flag, key] : {std::pair<const char*, const char*>{"--cpu-offload-gb", "cpu_offload_gb"},
                                   std::pair<const char*, const char*>{"--max-total-tokens", "max_total_tokens"}}) {
-    const auto p = log.command.find(flag);
+    const auto p = command.find(flag);
     if (p == std::string::npos) continue;
-    std::istringstream in(log.command.substr(p + std::string(flag).size()));
+    std::istringstream in(command.substr(p + std::string(flag).size()));
     std::string v;
     in >> v;
     if (!v.empty() && v[0] == '=') v.erase(0, 1);

@@ -167,10 +167,11 @@ class Vllm final : public EngineModel {
     // TP 1 only has its send/recv buffers. Without GPU P2P, NCCL's intra-node transport is SHM,
     // whose buffers are host shared memory (NCCL src/transport/shm.cc, shmSendSetup: ncclShmOpen),
     // and the custom all-reduce is off, so a TP group holds what a single rank does. GPUs without
-    // NVLink (Gpu::pcie_only) are the same case: the custom all-reduce is off beyond 2 of them
-    // (custom_all_reduce.py: world_size > 2 and not fully_connected), there is no NVLS (no
-    // multicast) and NCCL's P2P over PCIe opens a few channels where NVLink opens 24; the few MiB
-    // that leaves are not counted.
+    // NVLink (Gpu::pcie_only) hold about as little: the custom all-reduce is off beyond 2 of them
+    // (custom_all_reduce.py: world_size > 2 and not fully_connected) and at 2 its buffers are tens
+    // of MiB, there is no NVLS (no multicast), the symm-mem and FlashInfer fusion workspaces are
+    // sm90 / sm100 NVLink paths, and NCCL over PCIe opens a few channels where NVLink opens 24; the
+    // few MiB that leaves are not counted (validated at TP4 on L40S; TP2 on PCIe is not).
     const bool tp_buffers_on_gpu = in.layout->tp > 1 && in.settings->gpu_p2p && !in.gpu->pcie_only();
     const double non_torch_gib = tp_buffers_on_gpu ? v.non_torch_tp_gib : in.layout->pp > 1 ? v.non_torch_pp_gib : v.non_torch_tp1_gib;
     b.overhead_bytes = (non_torch_gib + v.non_torch_context_gib) * kGiB + nvls_eager_bytes(*in.gpu, *in.layout, tp_buffers_on_gpu);
