@@ -335,7 +335,8 @@ class Vllm final : public EngineModel {
     std::vector<std::string> a;
     a.push_back(
         fmt::format("{}: torch activation peak fitted on three H100 vLLM 0.19 logs (Llama-3.1-8B, Qwen2.5-7B, Qwen3-14B); "
-                    "non-torch {:.2f} GiB at world size 1, {:.2f} GiB above",
+                    "non-torch {:.2f} GiB at world size 1, {:.2f} GiB above on NVLink GPUs (the world-size-1 figure at any TP "
+                    "on GPUs without NVLink or P2P)",
                     label(), version().non_torch_tp1_gib, version().non_torch_tp_gib));
     if (version().non_torch_context_gib > 0)
       a.push_back(fmt::format("{}: counts the device-wide memory torch does not hold, so the CUDA context too: {:.2f} GiB, the context an "
