@@ -382,4 +382,14 @@ TEST_CASE("a pasted launch script's variables are expanded from the assignments 
       "[2025-06-12 22:41:30] server_args=ServerArgs(model_path='/m', tp_size=4, mem_fraction_static=0.6)\n" +
       output;
   CHECK(check_start_up_log(k3plan_test::cat(), with_args, "script3.log", o).layout.tp == 4);
+  // a hostile script: a 500-character value used 5,000 times would make a 2.5 MB command; refused, not built
+  std::string bomb = "X=" + std::string(500, 'a') + "\npython -m sglang.launch_server --model-path /m";
+  for (int i = 0; i < 5000; ++i) bomb += " $X";
+  std::string refused;
+  try {
+    (void)check_start_up_log(k3plan_test::cat(), bomb + "\n" + output, "bomb.log", o);
+  } catch (const k3plan::InputError& e) {
+    refused = e.what();
+  }
+  CHECK_THAT(refused, Catch::Contains("bomb.log") && Catch::Contains("expands beyond 1 MiB"));
 }
