@@ -288,10 +288,9 @@ TEST_CASE("SGLang counts memory before the weights against the total nvidia-smi 
   CHECK(overhead("b200") == Approx(v.context_tp1_gib * 1073741824.0));
 }
 
-TEST_CASE("vLLM on GPUs without NVLink holds one rank's non-torch memory at any TP", "[engines][vllm]") {
-  // custom_all_reduce.py @ v0.19.0: off for world_size > 2 without full connectivity ("more than two
-  // PCIe-only GPUs"); no NVLS without multicast; NCCL over PCIe opens a few channels, not 24
-  TempDir data;
+namespace {
+// A user's own GPU file for an L4 (the card is not in the embedded catalogue: it is a validation GPU)
+void write_user_l4(const TempDir& data) {
   data.write("gpus.yaml", R"(gpus:
   - id: my-l4
     name: NVIDIA L4 24GB
@@ -309,6 +308,14 @@ TEST_CASE("vLLM on GPUs without NVLink holds one rank's non-torch memory at any 
     scaleup_domain_gpus: 8
     power_w: 72
 )");
+}
+}  // namespace
+
+TEST_CASE("vLLM on GPUs without NVLink holds one rank's non-torch memory at any TP", "[engines][vllm]") {
+  // custom_all_reduce.py @ v0.19.0: off for world_size > 2 without full connectivity ("more than two
+  // PCIe-only GPUs"); no NVLS without multicast; NCCL over PCIe opens a few channels, not 24
+  TempDir data;
+  write_user_l4(data);
   const k3plan::EngineVersion& v = k3plan::engine_version_for(k3plan::Engine::vllm, "0.19.0");
   auto overhead = [&data](const std::string& gpu, const std::string& tp) {
     return fit_json({"-m", "llama-3.1-8b", "-g", gpu, "-n", tp, "--tp", tp, "--engine", "vllm", "--engine-version", "0.19.0", "-c", "8k",
@@ -329,23 +336,7 @@ TEST_CASE("SGLang beyond 2 GPUs without NVLink holds only the CUDA context and N
   // are host memory over PCIe without P2P (SHM), so the NVLink TP2-4 allowance does not apply.
   // A user's own GPU file, as an L4 owner would write it (the card is not in the embedded catalogue)
   TempDir data;
-  data.write("gpus.yaml", R"(gpus:
-  - id: my-l4
-    name: NVIDIA L4 24GB
-    vendor: nvidia
-    source: "nvidia-smi and deviceQuery on the user's own card"
-    hbm_gb: 24
-    memory_reported_mib: 23034
-    memory_engine_total_mib: 22518
-    hbm_bandwidth_tb_s: 0.3
-    tflops_dense: {bf16: 121, fp8: 242.5, fp4: 0}
-    native_formats: [bf16, fp16, fp8]
-    compute_capability: 8.9
-    scaleup_gb_s: 64
-    gpus_per_node: 8
-    scaleup_domain_gpus: 8
-    power_w: 72
-)");
+  write_user_l4(data);
   const k3plan::EngineVersion& v = k3plan::engine_version_for(k3plan::Engine::sglang, "0.4.6");
   auto overhead = [&data](const std::string& gpu, const std::string& tp) {
     return fit_json({"-m", "llama-3.1-8b", "-g", gpu, "-n", tp, "--tp", tp, "--engine", "sglang", "--engine-version", "0.4.6", "-c", "8k",
