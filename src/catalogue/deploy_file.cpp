@@ -573,6 +573,7 @@ Deployment parse_launch_command(const std::string& text, const std::string& orig
       d.where["engine_args.max_num_batched_tokens"] = pos(t);
     } else if (flag == "--cuda-graph-max-bs") {
       if (auto v = number(ft, take(), 1, 65536)) d.cuda_graph_max_bs = static_cast<int>(*v);
+      d.where["engine_args.cuda_graph_max_bs"] = pos(t);
     } else if (flag == "--kv-cache-dtype") {
       d.kv_dtype = take();
       d.where["kv_dtype"] = pos(t);

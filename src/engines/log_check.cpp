@@ -79,41 +79,28 @@ std::string expand_shell_variables(const EngineLog& log) {
   return out;
 }
 
-// The launch-command flags whose values become arguments below: one the command gives but cannot
-// be read (`--tp-size $GPU_NUM` with no GPU_NUM= in the log) would leave the engine's default in its
-// place, a guess; any other flag (--port, --host) does not change the memory
-bool memory_flag(const std::string& flag) {
-  static const char* const flags[] = {"--tp-size",
-                                      "--tp",
-                                      "--tensor-parallel-size",
-                                      "-tp",
-                                      "--dp-size",
-                                      "--dp",
-                                      "--data-parallel-size",
-                                      "-dp",
-                                      "--pp-size",
-                                      "--pp",
-                                      "--pipeline-parallel-size",
-                                      "-pp",
-                                      "--dcp-size",
-                                      "--decode-context-parallel-size",
-                                      "-dcp",
-                                      "--ep-size",
-                                      "--ep",
-                                      "--expert-parallel-size",
-                                      "--context-length",
-                                      "--max-model-len",
-                                      "--kv-cache-dtype",
-                                      "--gpu-memory-utilization",
-                                      "--mem-fraction-static",
-                                      "--chunked-prefill-size",
-                                      "--max-num-batched-tokens",
-                                      "--max-num-seqs",
-                                      "--max-running-requests",
-                                      "--cuda-graph-max-bs"};
-  for (const char* f : flags)
-    if (flag == f) return true;
-  return flag.find("_PP_LAYER_PARTITION=") != std::string::npos;
+// Whether a finding of the launch-command reader is about a value that becomes an argument below:
+// one the command gives but that cannot be read (`--tp-size $GPU_NUM` with no GPU_NUM= in the log)
+// would leave the engine's default in its place, a guess; any other flag (--port, --host) does not
+// change the memory. The reader records where each field's flag stands (Deployment::where, its own
+// names), whatever the flag's spelling, so the finding is matched by position.
+bool about_memory_field(const Deployment& d, const SourcePos& at) {
+  static const char* const fields[] = {"parallel.tp",
+                                       "parallel.pp",
+                                       "parallel.dp",
+                                       "parallel.ep",
+                                       "parallel.dcp",
+                                       "parallel.pp_layer_partition",
+                                       "context",
+                                       "kv_dtype",
+                                       "engine_args.gpu_memory_utilization",
+                                       "engine_args.mem_fraction_static",
+                                       "engine_args.max_num_batched_tokens",
+                                       "engine_args.max_num_seqs",
+                                       "engine_args.cuda_graph_max_bs"};
+  for (const char* f : fields)
+    if (const auto it = d.where.find(f); it != d.where.end() && it->second.line == at.line && it->second.column == at.column) return true;
+  return false;
 }
 
 // Arguments from a launch command, under the names the engine's own args line uses.
@@ -125,8 +112,7 @@ void args_from_command(EngineLog& log) {
   // refused only when the command is the log's one source of arguments: with an arguments line it
   // only fills in what that line leaves at the engine's default
   for (const auto& f : findings)
-    if (f.severity == "error" && f.rule == "command/value" && log.args_from.empty() &&
-        memory_flag(f.message.substr(0, f.message.find_first_of(" :"))))
+    if (f.severity == "error" && f.rule == "command/value" && log.args_from.empty() && about_memory_field(d, f.pos))
       throw InputError(fmt::format("{}: the launch command in the log: {}{}", log.origin, f.message,
                                    f.message.find('$') != std::string::npos
                                        ? " (the log sets no value for it; paste the command as it ran, or the engine's own arguments line)"
