@@ -131,9 +131,27 @@ TEST_CASE("plan --disagg with one GPU, with vLLM and with a dense model") {
     if (p.contains("disaggregated")) CHECK(p["disaggregated"]["decode"]["ep"] == 1);
 }
 
+TEST_CASE("launch takes each pool as a GPU count: the same commands as workers x TP") {
+  const std::vector<std::string> common{"launch", "-m",      "gpt-oss-120b", "-g",     "h100", "--engine",
+                                        "sglang", "--users", "16",           "--emit", "json"};
+  auto with = [&](std::vector<std::string> pools) {
+    std::vector<std::string> a = common;
+    a.insert(a.end(), pools.begin(), pools.end());
+    return json_of(a);
+  };
+  const auto by_workers = with({"--prefill-workers", "2", "--prefill-tp", "1", "--decode-tp", "2", "--decode-ep", "2"});
+  const auto by_gpus = with({"--prefill-gpus", "2", "--prefill-tp", "1", "--decode-gpus", "2", "--decode-ep", "2"});
+  CHECK(by_gpus["gpus"] == 4);
+  CHECK(by_gpus["commands"] == by_workers["commands"]);
+  expect_usage_error({"launch", "-m", "gpt-oss-120b", "-g", "h100", "--prefill-gpus", "3", "--prefill-tp", "2", "--decode-tp", "2"},
+                     {"--prefill-gpus 3 is not a multiple of --prefill-tp 2"});
+}
+
 TEST_CASE("launch emits SGLang's prefill / decode pair with the transfer back-end and the router") {
-  const auto j = json_of({"launch", "-m", "gpt-oss-120b", "-g", "h100", "--engine", "sglang", "--prefill-workers", "2", "--prefill-tp", "1",
-                          "--decode-tp", "2", "--decode-ep", "2", "--ib-device", "mlx5_0,mlx5_1", "--users", "16", "--emit", "json"});
+  const auto j =
+      json_of({"launch",       "-m",     "gpt-oss-120b", "-g", "h100",        "--engine", "sglang",      "--prefill-workers", "2",
+               "--prefill-tp", "1",      "--decode-tp",  "2",  "--decode-ep", "2",        "--ib-device", "mlx5_0,mlx5_1",     "--users",
+               "16",           "--emit", "json"});
   CHECK(j["emitted"] == true);
   CHECK(j["gpus"] == 4);
   CHECK(j["transfer_backend"] == "mooncake");

@@ -7,6 +7,7 @@
 #include <k3plan/calibrate.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/perf.hpp>
+#include <k3plan/parallel.hpp>
 #include <k3plan/perf_cmd.hpp>
 
 #include "support.hpp"
@@ -151,6 +152,46 @@ TEST_CASE("disaggregated perf: bad input exits 2 with one line") {
   expect_usage_error(with({"--prefill-tp", "8", "--decode-tp", "8", "--decode-ep", "16"}), {"--decode-ep 16"});
   expect_usage_error(with({"--prefill-tp", "8", "--decode-tp", "8", "--decode-workers", "0"}));
   expect_usage_error(with({"--engine", "vllm", "--prefill-tp", "8", "--decode-tp", "8", "--decode-dp-attention"}), {"vllm"});
+}
+
+TEST_CASE("a pool given by its GPU count is the same pool as workers x TP") {
+  // --decode-gpus alone is one worker of that TP; beside --decode-tp it sets the workers
+  const std::vector<std::string> base{"-g", "h200", "--isl", "1024", "--osl", "1024", "-c", "64"};
+  auto with = [&](std::vector<std::string> pools) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), pools.begin(), pools.end());
+    return perf_json(a);
+  };
+  const auto by_workers = with({"--prefill-workers", "2", "--prefill-tp", "8", "--decode-tp", "16"});
+  const auto by_gpus = with({"--prefill-gpus", "16", "--prefill-tp", "8", "--decode-gpus", "16"});
+  CHECK(by_gpus["gpus"] == 32);
+  CHECK(by_gpus["gpus"] == by_workers["gpus"]);
+  CHECK(by_gpus["tpot_ms"].get<double>() == by_workers["tpot_ms"].get<double>());
+  CHECK(by_gpus["ttft_s"].get<double>() == by_workers["ttft_s"].get<double>());
+  // --prefill-gpus with --prefill-workers sets the TP: 2 workers of TP 8 again
+  const auto by_split = with({"--prefill-gpus", "16", "--prefill-workers", "2", "--decode-gpus", "16"});
+  CHECK(by_split["tpot_ms"].get<double>() == by_workers["tpot_ms"].get<double>());
+  CHECK(by_split["ttft_s"].get<double>() == by_workers["ttft_s"].get<double>());
+}
+
+TEST_CASE("a pool's GPU count that does not split into its workers is a usage error naming the flags") {
+  CHECK(pool_size("decode", 0, 0, 16).workers == 1);
+  CHECK(pool_size("decode", 0, 0, 16).tp == 16);
+  CHECK(pool_size("decode", 0, 4, 16).workers == 4);
+  CHECK(pool_size("decode", 2, 0, 16).tp == 8);
+  CHECK(pool_size("decode", 3, 5, 0).workers == 3);  // no GPU count: as given
+  CHECK_THROWS_WITH(pool_size("prefill", 0, 8, 12), Catch::Contains("--prefill-gpus 12 is not a multiple of --prefill-tp 8"));
+  CHECK_THROWS_WITH(pool_size("prefill", 3, 8, 16), Catch::Contains("2 workers, not --prefill-workers 3"));
+  CHECK_THROWS_WITH(pool_size("decode", 3, 0, 16), Catch::Contains("--decode-workers 3"));
+  const std::vector<std::string> m{"perf", "-m", "deepseek-r1-0528", "-g", "h200"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = m;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  expect_usage_error(with({"--prefill-gpus", "12", "--prefill-tp", "8", "--decode-gpus", "16"}), {"--prefill-gpus 12"});
+  expect_usage_error(with({"--prefill-gpus", "8", "--decode-workers", "2"}), {"--decode-tp or --decode-gpus"});
+  expect_usage_error(with({"--prefill-gpus", "0", "--decode-gpus", "8"}));
 }
 
 TEST_CASE("disaggregated rows are never fitted on and are validated out of sample") {

@@ -1,6 +1,7 @@
 // The forms of a layout value (parallel.hpp).
 #include <fmt/format.h>
 
+#include <k3plan/error.hpp>
 #include <k3plan/parallel.hpp>
 
 namespace k3plan {
@@ -17,6 +18,21 @@ std::string layout_text(const Layout& l) {
   if (l.dcp > 1) s += fmt::format(" DCP{}", l.dcp);
   if (l.dp_attention) s += " DP-attention";
   return s;
+}
+
+PoolSize pool_size(const std::string& side, int workers, int tp, int gpus) {
+  if (gpus <= 0) return {workers, tp};
+  if (tp > 0) {
+    if (gpus % tp != 0)
+      throw InputError(fmt::format("--{0}-gpus {1} is not a multiple of --{0}-tp {2}: a pool is workers x TP GPUs", side, gpus, tp));
+    if (workers > 0 && workers * tp != gpus)
+      throw InputError(
+          fmt::format("--{0}-gpus {1} with --{0}-tp {2} is {3} workers, not --{0}-workers {4}", side, gpus, tp, gpus / tp, workers));
+    return {gpus / tp, tp};
+  }
+  const int w = workers > 0 ? workers : 1;
+  if (gpus % w != 0) throw InputError(fmt::format("--{0}-gpus {1} does not split into --{0}-workers {2} equal workers", side, gpus, w));
+  return {w, gpus / w};
 }
 
 }  // namespace k3plan

@@ -307,6 +307,8 @@ void define_launch(CLI::App& sub, Cli& cli) {
   for (auto [side, ls] : {std::pair{"prefill", &o->prefill}, std::pair{"decode", &o->decode}}) {
     const std::string s(side);
     sub.add_option("--" + s + "-workers", ls->workers, "Disaggregated: " + s + " workers (default 1)")->check(whole(1, 64));
+    sub.add_option("--" + s + "-gpus", ls->gpus, "Disaggregated: GPUs of the " + s + " pool (workers x TP; sets whichever is not given)")
+        ->check(whole(1, 64 * kMaxDegree));
     sub.add_option("--" + s + "-tp", ls->tp, "Disaggregated: TP (GPUs) of one " + s + " worker")->check(whole(1, kMaxDegree));
     sub.add_option("--" + s + "-ep", ls->ep, "Disaggregated: EP of one " + s + " worker (default 1)")->check(whole(1, kMaxDegree));
     sub.add_flag("--" + s + "-dp-attention", ls->dp_attention, "Disaggregated: DP attention over the " + s + " worker's GPUs");
@@ -389,11 +391,13 @@ void define_perf(CLI::App& sub, Cli& cli) {
       ->check(whole(1, 1000000));
   efficiency_option(sub, cli, o->efficiency_file);
   // disaggregated serving: a worker count and a layout per side (PerfOptions::disaggregated)
-  for (auto [side, workers, tp, ep, dpa] :
-       {std::tuple{"prefill", &o->prefill_workers, &o->prefill_tp, &o->prefill_ep, &o->prefill_dp_attention},
-        std::tuple{"decode", &o->decode_workers, &o->decode_tp, &o->decode_ep, &o->decode_dp_attention}}) {
+  for (auto [side, workers, gpus, tp, ep, dpa] :
+       {std::tuple{"prefill", &o->prefill_workers, &o->prefill_gpus, &o->prefill_tp, &o->prefill_ep, &o->prefill_dp_attention},
+        std::tuple{"decode", &o->decode_workers, &o->decode_gpus, &o->decode_tp, &o->decode_ep, &o->decode_dp_attention}}) {
     const std::string s(side);
     sub.add_option("--" + s + "-workers", *workers, "Disaggregated: " + s + " workers (default 1)")->check(whole(1, kMaxGpus));
+    sub.add_option("--" + s + "-gpus", *gpus, "Disaggregated: GPUs of the " + s + " pool (workers x TP; sets whichever is not given)")
+        ->check(whole(1, kMaxGpus));
     sub.add_option("--" + s + "-tp", *tp, "Disaggregated: TP (GPUs) of one " + s + " worker")->check(whole(1, kMaxDegree));
     sub.add_option("--" + s + "-ep", *ep, "Disaggregated: EP of one " + s + " worker (default 1)")->check(whole(1, kMaxDegree));
     sub.add_flag("--" + s + "-dp-attention", *dpa, "Disaggregated: DP attention over the " + s + " worker's GPUs");

@@ -63,10 +63,17 @@ K8sSpec k8s_spec(const LaunchOptions& o, const PinnedImage& pinned, const Deploy
 
 // `launch --prefill-* --decode-*`: each pool's worker through fit (one worker: its layout, its share
 // of the users), the two plans, then the disaggregation flags and the router (make_disagg_launch_plan).
-Report run_launch_disagg(const Catalogue& cat, const LaunchOptions& o) {
+Report run_launch_disagg(const Catalogue& cat, LaunchOptions o) {
   if (!o.file.empty()) throw InputError("launch: the disaggregated pools (--prefill-* / --decode-*) go with -m -g, not a deployment file");
+  for (auto [role, s] : {std::pair{"prefill", &o.prefill}, std::pair{"decode", &o.decode}}) {
+    const PoolSize z = pool_size(role, s->workers, s->tp, s->gpus);
+    s->workers = std::max(1, z.workers);
+    s->tp = z.tp;
+  }
   if (o.prefill.tp == 0 || o.decode.tp == 0)
-    throw InputError("launch: disaggregated serving needs both pools: --prefill-tp and --decode-tp (with their -ep / -dp-attention / -workers)");
+    throw InputError(
+        "launch: disaggregated serving needs both pools: --prefill-tp and --decode-tp, or --prefill-gpus and --decode-gpus (with their "
+        "-ep / -dp-attention / -workers)");
   if (o.layout_given || o.flags.gpus > 0 || o.flags.nodes > 0)
     throw InputError(
         "launch: the layout is per pool (--prefill-* / --decode-*); -n, --nodes, --tp, --ep, --dp, --pp, --dcp and "
@@ -224,8 +231,8 @@ Report run_launch(const Catalogue& cat, const LaunchOptions& o) {
     throw InputError(
         fmt::format("--emit {}: unknown{}", o.emit, hint.empty() ? " (use sh, k8s or json)" : fmt::format("; did you mean '{}'?", hint)));
   }
-  if (o.prefill.tp > 0 || o.decode.tp > 0 || o.prefill.workers > 1 || o.decode.workers > 1 || o.prefill.dp_attention ||
-      o.decode.dp_attention || !o.disagg.transfer_backend.empty() || !o.disagg.ib_device.empty())
+  if (o.prefill.tp > 0 || o.decode.tp > 0 || o.prefill.workers > 0 || o.decode.workers > 0 || o.prefill.gpus > 0 || o.decode.gpus > 0 ||
+      o.prefill.dp_attention || o.decode.dp_attention || !o.disagg.transfer_backend.empty() || !o.disagg.ib_device.empty())
     return run_launch_disagg(cat, o);
   Deployment d;
   std::vector<Finding> schema;

@@ -264,16 +264,20 @@ DisaggResult predict_disagg(const PerfModel& pm, const Gpu& g, const PerfEfficie
 }
 
 PerfDisaggEvaluation evaluate_perf_disagg(const Catalogue& cat, const PerfOptions& o) {
-  if (!o.prefill_tp)
-    throw InputError("disaggregated perf: give the prefill layout (--prefill-tp, with --prefill-ep / --prefill-dp-attention)");
-  if (!o.decode_tp) throw InputError("disaggregated perf: give the decode layout (--decode-tp, with --decode-ep / --decode-dp-attention)");
+  const PoolSize ps = pool_size("prefill", o.prefill_workers, o.prefill_tp, o.prefill_gpus);
+  const PoolSize ds = pool_size("decode", o.decode_workers, o.decode_tp, o.decode_gpus);
+  if (!ps.tp)
+    throw InputError(
+        "disaggregated perf: give the prefill layout (--prefill-tp or --prefill-gpus, with --prefill-ep / --prefill-dp-attention)");
+  if (!ds.tp)
+    throw InputError("disaggregated perf: give the decode layout (--decode-tp or --decode-gpus, with --decode-ep / --decode-dp-attention)");
   if (o.gpus || o.tp || o.ep || o.dp || o.pp || o.dcp || o.dp_attention)
     throw InputError(
         "disaggregated perf: the layout is per side (--prefill-* / --decode-*); -n, --tp, --ep, --dp, --pp, --dcp and "
         "--enable-dp-attention do not apply");
   const PerfInputs in = perf_inputs(cat, o);
-  const DisaggSide p{o.prefill_workers ? o.prefill_workers : 1, o.prefill_tp, o.prefill_ep ? o.prefill_ep : 1, o.prefill_dp_attention};
-  const DisaggSide d{o.decode_workers ? o.decode_workers : 1, o.decode_tp, o.decode_ep ? o.decode_ep : 1, o.decode_dp_attention};
+  const DisaggSide p{ps.workers ? ps.workers : 1, ps.tp, o.prefill_ep ? o.prefill_ep : 1, o.prefill_dp_attention};
+  const DisaggSide d{ds.workers ? ds.workers : 1, ds.tp, o.decode_ep ? o.decode_ep : 1, o.decode_dp_attention};
   for (const auto& [side, x] : {std::pair<const char*, DisaggSide>{"prefill", p}, {"decode", d}})
     if (x.ep > x.tp)
       throw InputError(fmt::format("--{}-ep {} exceeds --{}-tp {}: a worker's EP group lies inside its TP group", side, x.ep, side, x.tp));

@@ -30,6 +30,16 @@ nlohmann::json layout_json(const Layout& l);
 // "TP8 EP8 DP2 PP2 DCP8 DP-attention": degrees above 1 only (TP always).
 std::string layout_text(const Layout& l);
 
+// A disaggregated pool as a user gives it: `workers` engine instances of `tp` GPUs each, or its
+// GPU count beside either (`--decode-gpus 16 --decode-tp 8` is 2 workers of TP 8; `--decode-gpus 16`
+// alone is one TP-16 worker, or 16 / workers GPUs each). 0 = not given. When `gpus` is given the
+// result holds gpus == workers x tp; a count that does not divide, or that contradicts the workers
+// given, is an InputError naming the --<side>-* flags.
+struct PoolSize {
+  int workers = 0, tp = 0;
+};
+PoolSize pool_size(const std::string& side, int workers, int tp, int gpus);
+
 const char* to_string(Engine e);
 // "sglang" | "vllm"; anything else is an InputError with a suggestion
 Engine parse_engine(const std::string& s);

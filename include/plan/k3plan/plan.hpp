@@ -41,14 +41,15 @@ struct PerfOptions {
   std::optional<std::int64_t> max_running_requests;  // SGLang --max-running-requests / vLLM --max-num-seqs (default: the engine's)
   std::string efficiency_file;                       // empty = the embedded data/perf/efficiency.yaml
   // Disaggregated serving (prefill and decode on separate workers): any of these set selects it;
-  // then both --prefill-tp and --decode-tp are required and -n / --tp / --ep / --dp / --pp / --dcp /
+  // then both sides' TP (--<side>-tp, or a pool's GPU count --<side>-gpus that sets the workers or
+  // the TP: parallel.hpp pool_size) are required and -n / --tp / --ep / --dp / --pp / --dcp /
   // --enable-dp-attention are refused. 0 / false = not given.
-  int prefill_workers = 0, prefill_tp = 0, prefill_ep = 0;
-  int decode_workers = 0, decode_tp = 0, decode_ep = 0;
+  int prefill_workers = 0, prefill_tp = 0, prefill_ep = 0, prefill_gpus = 0;
+  int decode_workers = 0, decode_tp = 0, decode_ep = 0, decode_gpus = 0;
   bool prefill_dp_attention = false, decode_dp_attention = false;
   bool disaggregated() const {
-    return prefill_workers || prefill_tp || prefill_ep || decode_workers || decode_tp || decode_ep || prefill_dp_attention ||
-           decode_dp_attention;
+    return prefill_workers || prefill_tp || prefill_ep || prefill_gpus || decode_workers || decode_tp || decode_ep || decode_gpus ||
+           prefill_dp_attention || decode_dp_attention;
   }
 };
 

@@ -129,7 +129,8 @@ std::string emit_lws(const DisaggLaunchPlan& p, const K8sSpec& prefill, const K8
 std::string emit_lws(const LaunchPlan& p, const std::string& image, const std::string& gpu_resource);
 
 struct LaunchSide {
-  int workers = 1, tp = 0, ep = 1;  // tp 0 = the side is not given
+  int workers = 0, tp = 0, ep = 1;  // workers 0 = not given (1, or --<side>-gpus / TP); tp 0 = not given
+  int gpus = 0;                     // the pool's GPUs (parallel.hpp pool_size), 0 = not given
   bool dp_attention = false;
 };
 struct LaunchOptions {
