@@ -197,27 +197,31 @@ TEST_CASE("perf-validate: leave-one-family-out beside in-sample for every family
   // every row's in-sample factors are its own family's (none borrowed)
   for (const auto& x : r.data["rows"]) CHECK(x["calibrated"].get<bool>());
   // regression guards at what is reached today with the fit-on-the-others rule (fit_other_families;
-  // the issue's target is 20% for every family): every NVIDIA family and CDNA4 SGLang reach it,
-  // CDNA4 ATOM (no ATOM rows outside CDNA4) and CDNA3 do not: see docs/perf-validation.md, issue 16
-  for (const char* k :
-       {"nvidia-hopper/sglang", "nvidia-hopper/trt", "nvidia-blackwell/sglang", "nvidia-blackwell/trt", "amd-cdna4/sglang"}) {
+  // the issue's target is 20% for every family), on rows with the KV-cache dtype each run used
+  // (docs/sources/inferencex-kv-audit.md): the TensorRT-LLM families, Blackwell SGLang and both
+  // CDNA4 engines reach it; Hopper SGLang (the one family whose rows ran a bf16 KV cache, predicted
+  // from factors fitted on FP8-KV rows) and CDNA3 do not: see docs/perf-validation.md, issue 16
+  for (const char* k : {"nvidia-hopper/trt", "nvidia-blackwell/sglang", "nvidia-blackwell/trt", "amd-cdna4/sglang", "amd-cdna4/atom"}) {
     INFO(k);
     CHECK(fam[k]["unseen_tput_median_ape_pct"].get<double>() <= 20);
     CHECK(fam[k]["unseen_tpot_median_ape_pct"].get<double>() <= 20);
   }
   CHECK(fam["amd-cdna3/sglang"]["tput_median_ape_pct"].get<double>() < 10);
-  // 10.3% / 6.6% (27.2% / 45.2% when CDNA4 borrowed CDNA3's fitted entry)
-  CHECK(fam["amd-cdna4/sglang"]["unseen_tput_median_ape_pct"].get<double>() < 11.5);
-  CHECK(fam["amd-cdna4/sglang"]["unseen_tpot_median_ape_pct"].get<double>() < 7.5);
-  // 21.1% / 20.7% (28.9% / 46.4% from CDNA3's entry; 19.3% / 22.2% before this stop's SGLang
-  // engine-model changes, which ATOM's rows follow: allocator rounding, speculative request cap)
-  CHECK(fam["amd-cdna4/atom"]["unseen_tput_median_ape_pct"].get<double>() < 21.6);
-  CHECK(fam["amd-cdna4/atom"]["unseen_tpot_median_ape_pct"].get<double>() < 21.2);
-  // CDNA3 from the others: 53.8% / 31.5% (48.0% / 28.8% from CDNA4's entry); the excluded MI325X
+  // 8.3% / 6.1% (27.2% / 45.2% when CDNA4 borrowed CDNA3's fitted entry)
+  CHECK(fam["amd-cdna4/sglang"]["unseen_tput_median_ape_pct"].get<double>() < 9.5);
+  CHECK(fam["amd-cdna4/sglang"]["unseen_tpot_median_ape_pct"].get<double>() < 7);
+  // 16.3% / 16.6% (18.8% / 18.9% before the KV audit; 28.9% / 46.4% from CDNA3's entry)
+  CHECK(fam["amd-cdna4/atom"]["unseen_tput_median_ape_pct"].get<double>() < 17.5);
+  CHECK(fam["amd-cdna4/atom"]["unseen_tpot_median_ape_pct"].get<double>() < 17.5);
+  // Hopper SGLang from the others: 20.2% / 26.4% (13.6% / 18.8% while the other families' rows were
+  // wrongly taken as bf16-KV runs)
+  CHECK(fam["nvidia-hopper/sglang"]["unseen_tput_median_ape_pct"].get<double>() < 21.5);
+  CHECK(fam["nvidia-hopper/sglang"]["unseen_tpot_median_ape_pct"].get<double>() < 27.5);
+  // CDNA3 from the others: 37.8% / 21.7% (48.0% / 28.8% from CDNA4's entry); the excluded MI325X
   // run is not among the scored rows
   CHECK(fam["amd-cdna3/sglang"]["rows"].get<int>() == 10);
-  CHECK(fam["amd-cdna3/sglang"]["unseen_tput_median_ape_pct"].get<double>() < 55);
-  CHECK(fam["amd-cdna3/sglang"]["unseen_tpot_median_ape_pct"].get<double>() < 33);
+  CHECK(fam["amd-cdna3/sglang"]["unseen_tput_median_ape_pct"].get<double>() < 39);
+  CHECK(fam["amd-cdna3/sglang"]["unseen_tpot_median_ape_pct"].get<double>() < 23);
 }
 
 TEST_CASE("leave-one-family-out factors are fitted on the other families only: the held-out rows do not move them") {
