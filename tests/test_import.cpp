@@ -370,3 +370,24 @@ TEST_CASE("Gemma 1 ties lm_head to the embedding when its config.json gives no t
   // embedding); an untied head would add 0.79 B
   CHECK(count_params(m).total == Approx(8.538e9).epsilon(0.002));
 }
+
+TEST_CASE("a bitsandbytes 4-bit checkpoint keeps its embeddings and head and stores its linear layers at 4 bits per block of 64") {
+  // transformers' BitsAndBytesConfig in the config.json of a pre-quantised checkpoint
+  std::string text = slurp("meta-llama--Meta-Llama-3-8B-Instruct_config.json");
+  const std::string dq = R"("quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "nf4",
+      "bnb_4bit_use_double_quant": true, "llm_int8_skip_modules": null}, )";
+  const Model m = import_hf_config(std::string(text).insert(text.find('{') + 1, dq), "bnb.json");
+  CHECK(m.precision_of(ParamGroup::attention) == "nf4-dq");
+  CHECK(m.precision_of(ParamGroup::dense_mlp) == "nf4-dq");
+  CHECK(m.precision_of(ParamGroup::embedding) == m.dtype);
+  CHECK(m.precision_of(ParamGroup::lm_head) == m.dtype);
+  // 4 bits + an 8-bit absmax per 64 + an fp32 one per 256 blocks; without double quantisation fp32 per 64
+  CHECK(precision_format("nf4-dq").bits_per_weight == Approx(4.127).epsilon(1e-3));
+  const std::string plain = R"("quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": true}, )";
+  CHECK(import_hf_config(std::string(text).insert(text.find('{') + 1, plain), "bnb.json").precision_of(ParamGroup::attention) == "nf4");
+  const std::string eight = R"("quantization_config": {"quant_method": "bitsandbytes", "load_in_8bit": true}, )";
+  CHECK(import_hf_config(std::string(text).insert(text.find('{') + 1, eight), "bnb.json").precision_of(ParamGroup::dense_mlp) == "int8");
+  const std::string wrong = R"("quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": "yes"}, )";
+  CHECK_THROWS_WITH(import_hf_config(std::string(text).insert(text.find('{') + 1, wrong), "bnb.json"),
+                    Catch::Contains("quantization_config.load_in_4bit"));
+}

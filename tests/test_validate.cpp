@@ -252,6 +252,45 @@ TEST_CASE("a pasted vLLM V0 excerpt without logger prefixes is read as a V0 star
   CHECK_FALSE(parse_engine_log(k3plan_test::slurp(v1), v1).v0_engine);
 }
 
+TEST_CASE("an arguments line a paste wrapped at a fixed width is read whole, up to the next record", "[validate]") {
+  // vllm#5569's paste: the Namespace line cut every 250 columns, inside tokens
+  const EngineLog log = parse_engine_log(
+      "INFO 06-15 14:33:24 api_server.py:178] args: Namespace(host=None, port=8000, model='/models/M', tr\n"
+      "ust_remote_code=False, dtype='half', quantiza\n"
+      "tion='bitsandbytes', max_num_seqs=256)\n"
+      "WARNING 06-15 14:33:24 config.py:1222] Casting torch.bfloat16 to torch.float16.\n"
+      "INFO 06-15 14:34:17 gpu_executor.py:83] # GPU blocks: 2595, # CPU blocks: 2048\n",
+      "wrapped.log");
+  CHECK(log.arg("quantization", "") == "bitsandbytes");
+  CHECK(log.arg("dtype", "") == "half");
+  CHECK(log.arg("max_num_seqs", "") == "256");
+  REQUIRE(log.gpu_blocks);
+  CHECK(*log.gpu_blocks == 2595);
+  // an unclosed line stops at the next record: what follows is read as its own line
+  const EngineLog cut = parse_engine_log(
+      "INFO 06-15 14:33:24 api_server.py:178] args: Namespace(host=None, max_num_seqs=128, dtype='ha\n"
+      "INFO 06-15 14:34:17 gpu_executor.py:83] # GPU blocks: 77, # CPU blocks: 2048\n",
+      "cut.log");
+  CHECK(cut.arg("max_num_seqs", "") == "128");
+  REQUIRE(cut.gpu_blocks);
+  CHECK(*cut.gpu_blocks == 77);
+}
+
+TEST_CASE("V1's start-up summary after the CUDA graphs gives weights, peak activation and non-torch memory", "[validate]") {
+  // gpu_worker.py @ v0.10.2, as the Qwen3-235B L40S log prints it
+  const EngineLog log = parse_engine_log(
+      "(Worker_TP0_EP0 pid=2078) INFO 09-24 20:54:36 [gpu_worker.py:391] Free memory on device (43.93/44.42 GiB) on startup. Desired GPU "
+      "memory utilization is (0.9, 39.98 GiB). Actual usage is 27.72 GiB for weight, 1.4 GiB for peak activation, 0.18 GiB for non-torch "
+      "memory, and 3.45 GiB for CUDAGraph memory.\n",
+      "summary.log");
+  REQUIRE(log.weights_bytes);
+  REQUIRE(log.activation_bytes);
+  REQUIRE(log.non_torch_bytes);
+  CHECK(*log.weights_bytes / 1073741824.0 == Approx(27.72));
+  CHECK(*log.activation_bytes / 1073741824.0 == Approx(1.4));
+  CHECK(*log.non_torch_bytes / 1073741824.0 == Approx(0.18));
+}
+
 TEST_CASE("a vLLM log whose args line is missing takes gpu_memory_utilization from the CUDA-graph advisory line", "[validate]") {
   // the wording of v1/worker/gpu_worker.py determine_available_memory @ v0.19.0 (profiling off) and of
   // the 0.21+ line (profiling on); both quote cache_config.gpu_memory_utilization

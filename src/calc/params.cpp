@@ -196,6 +196,14 @@ const std::vector<PrecisionFormat>& precision_formats() {
       {"int4-g128", 4 + 16.0 / 128, "4 bits + fp16 scale per 128 (AWQ/GPTQ symmetric)"},
       {"int4-g64", 4 + 16.0 / 64, "4 bits + 16-bit scale per 64"},
       {"int4-g32", 4 + 16.0 / 32, "4 bits + 16-bit scale per 32 (compressed-tensors pack-quantized, Kimi K2 Thinking / K2.5)"},
+      // bitsandbytes 4-bit (bitsandbytes functional.quantize_4bit: blocksize 64; with
+      // compress_statistics the fp32 absmax per block is itself quantized to 8 bits, with an fp32
+      // absmax per 256 blocks): vLLM's in-flight --quantization bitsandbytes uses the latter
+      // (model_loader/loader.py BitsAndBytesModelLoader @ v0.5.0.post1: compress_statistics=True, nf4)
+      {"nf4", 4 + 32.0 / 64, "4-bit NormalFloat + fp32 absmax per 64 (bitsandbytes, no double quantization)"},
+      {"nf4-dq", 4 + 8.0 / 64 + 32.0 / (64 * 256),
+       "4-bit NormalFloat + 8-bit absmax per 64 + fp32 per 256 blocks (bitsandbytes double quantization; vLLM --quantization "
+       "bitsandbytes in flight)"},
       {"int2", 2, "pure 2 bits, no scales"},
   };
   return f;
@@ -205,6 +213,7 @@ const PrecisionFormat& precision_format(const std::string& name) {
   std::string_view n = name;  // no copy: this runs for every parameter group of every candidate layout
   if (n == "fp8-block128" || n == "fp8_block") n = "fp8-block";
   if (n == "w4a16" || n == "awq" || n == "gptq") n = "int4-g128";
+  if (n == "bitsandbytes" || n == "bnb" || n == "bnb-nf4") n = "nf4-dq";
   for (const auto& f : precision_formats())
     if (f.name == n) return f;
   std::vector<std::string> names;

@@ -215,12 +215,50 @@ bool EngineLog::flag_arg(const std::string& key) const {
   return v == "True" || v == "true" || v == "1";
 }
 
+namespace {
+
+// A line that starts a log record (or a prompt / comment), not the continuation of a wrapped one.
+bool starts_record(const std::string& t) {
+  static const std::regex record(R"(^(INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|[(\[#$]|[0-9]{2}-[0-9]{2} |[0-9]{4}-[0-9]{2}-[0-9]{2}))");
+  return t.empty() || std::regex_search(t, record);
+}
+
+// The log's lines, with an arguments line that a paste wrapped at a fixed width joined again: a line
+// whose "args: Namespace(", "non-default args: {" or "ServerArgs(" bracket does not close takes the
+// lines after it, as they are (a fixed-width wrap cuts inside a token), until the bracket closes or
+// a line starts a new record (GitHub issue pastes of vLLM 0.5 logs, e.g. vllm#5569).
+std::vector<std::string> logical_lines(const std::string& text) {
+  std::vector<std::string> raw;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    raw.push_back(std::move(line));
+  }
+  constexpr std::size_t kMaxJoined = 256;  // continuation lines; an arguments line is a few KiB
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    std::string line = raw[i];
+    std::size_t open = std::string::npos;
+    for (const char* key : {"args: Namespace(", "non-default args: {", "ServerArgs("})
+      if (const auto p = line.find(key); p != std::string::npos) {
+        open = p + std::string(key).size() - 1;
+        break;
+      }
+    for (std::size_t joined = 0; open != std::string::npos && match_close(line, open) == std::string::npos && i + 1 < raw.size() &&
+                                 joined < kMaxJoined && !starts_record(trim(raw[i + 1]));
+         ++joined)
+      line += raw[++i];
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
+}  // namespace
+
 EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
   EngineLog log;
   log.origin = origin;
   bool vllm = false, sglang = false;
-  std::istringstream in(text);
-  std::string line;
   const std::regex vllm_version(R"(vLLM API server version v?([0-9]+\.[0-9]+(\.[0-9]+)*(\.post[0-9]+|rc[0-9]+)?))");
   const std::regex engine_version(R"(LLM engine \(v([0-9]+\.[0-9]+(\.[0-9]+)*[^)]*)\))");
   const std::regex sglang_version(R"((?:sglang|SGLang)[ =:_-]*(?:version)?[ =:]*v?([0-9]+\.[0-9]+\.[0-9]+(\.post[0-9]+)?))");
@@ -231,8 +269,7 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
   const std::regex util_advisory(R"(--gpu-memory-utilization(?: from |=)([01]\.[0-9]+))");
   std::string advisory_util;
   bool in_command = false;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  for (const std::string& line : logical_lines(text)) {
     const std::string t = trim(line);
     // '#' lines are comments (a corpus header, a shell prompt), except V0's own "# GPU blocks: N" /
     // "# cuda blocks: N" line when a paste has lost the logger prefix in front of it
@@ -327,6 +364,21 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
       set_once(log.non_torch_bytes, figure(pl.non_torch));
       set_once(log.kv_pool_bytes, figure(pl.kv_pool));
       if (auto w = figure(pl.weights)) log.weights_bytes = w;  // the profile's figure wins over "Model loading took"
+      vllm = true;
+    }
+    // V1's start-up summary after the CUDA graphs (gpu_worker.py compile_or_warm_up_model @ v0.10.2:
+    // "Actual usage is %.2f GiB for weight, %.2f GiB for peak activation, %.2f GiB for non-torch
+    // memory, and %.2f GiB for CUDAGraph memory"): the figures stand before their names
+    static const std::regex actual_usage(
+        R"(Actual usage is ([0-9.]+) GiB for weight, ([0-9.]+) GiB for peak activation, ([0-9.]+) GiB for non-torch memory)");
+    if (std::smatch u; t.find("Actual usage is") != std::string::npos && std::regex_search(t, u, actual_usage)) {
+      const auto gib = [](const std::string& x) -> std::optional<double> {
+        const auto v = to_double(x);
+        return v ? std::optional<double>(*v * kGiBd) : std::nullopt;
+      };
+      set_once(log.weights_bytes, gib(u[1]));
+      set_once(log.activation_bytes, gib(u[2]));
+      set_once(log.non_torch_bytes, gib(u[3]));
       vllm = true;
     }
     if (t.find("Memory profiling results") != std::string::npos) {

@@ -61,11 +61,16 @@ void apply_quantization(Model& m, const json& q, const std::string& origin) {
                     {"config_groups", JsonType::object},
                     {"ignore", JsonType::array},
                     {"modules_to_not_convert", JsonType::array},
-                    {"weight_block_size", JsonType::array}},
+                    {"weight_block_size", JsonType::array},
+                    {"load_in_4bit", JsonType::boolean},
+                    {"load_in_8bit", JsonType::boolean},
+                    {"bnb_4bit_use_double_quant", JsonType::boolean},
+                    {"bnb_4bit_quant_type", JsonType::string},
+                    {"llm_int8_skip_modules", JsonType::array}},
                    origin, "quantization_config");
   const std::string method = q.value("quant_method", std::string());
   auto ignored = [&](const std::string& needle) {
-    for (const char* key : {"ignore", "modules_to_not_convert", "ignored_layers"}) {
+    for (const char* key : {"ignore", "modules_to_not_convert", "ignored_layers", "llm_int8_skip_modules"}) {
       if (!q.contains(key) || !q[key].is_array()) continue;
       for (const auto& x : q[key])
         if (x.is_string() && x.get<std::string>().find(needle) != std::string::npos) return true;
@@ -146,9 +151,17 @@ void apply_quantization(Model& m, const json& q, const std::string& origin) {
     }
   } else if (method == "awq" || method == "gptq") {
     quantize_linear(q.value("bits", 4) == 8 ? "int8" : "int4-g128");
+  } else if (method == "bitsandbytes") {
+    // transformers' BitsAndBytesConfig: every nn.Linear but lm_head and the skip list; 4-bit blocks
+    // of 64 (fp4 and nf4 alike in size), 8-bit LLM.int8 with a per-row scale
+    if (q.value("load_in_8bit", false))
+      quantize_linear("int8");
+    else
+      quantize_linear(q.value("bnb_4bit_use_double_quant", false) ? "nf4-dq" : "nf4");
+    if (!ignored("kv_b_proj") && !ignored("kv_a_proj")) m.precision[ParamGroup::latent_proj] = m.precision[ParamGroup::attention];
   } else if (!method.empty()) {
     throw InputError(fmt::format(
-        "{}: field 'quantization_config.quant_method': unsupported '{}' (known: fp8, mxfp4, compressed-tensors, modelopt, awq, gptq)",
+        "{}: field 'quantization_config.quant_method': unsupported '{}' (known: fp8, mxfp4, compressed-tensors, modelopt, awq, gptq, bitsandbytes)",
         origin, method));
   }
 }

@@ -253,11 +253,14 @@ LogCheck check_start_up_log(const Catalogue& cat, const std::string& text, const
 
   // --quantization fp8 on an unquantized checkpoint: the linear layers are quantized at load
   // (per-tensor fp8; embeddings, head, norms and router stay in the model dtype)
+  // --quantization bitsandbytes on an unquantized checkpoint: vLLM quantizes the same linear layers
+  // in flight to bitsandbytes NF4 with double quantization (params.cpp "nf4-dq")
   const std::string quant = log.arg("quantization", "None");
-  if (quant == "fp8" || quant == "ptpc_fp8")
+  const char* in_flight = quant == "fp8" || quant == "ptpc_fp8" ? "fp8" : quant == "bitsandbytes" ? "nf4-dq" : nullptr;
+  if (in_flight)
     for (ParamGroup g :
          {ParamGroup::attention, ParamGroup::dense_mlp, ParamGroup::shared_experts, ParamGroup::routed_experts, ParamGroup::latent_proj})
-      if (m.precision_of(g) == "bf16" || m.precision_of(g) == "fp16") m.precision[g] = "fp8";
+      if (m.precision_of(g) == "bf16" || m.precision_of(g) == "fp16") m.precision[g] = in_flight;
 
   // the GPU: -g, else a catalogue GPU the log names, else one whose capacity is the total the log prints
   std::string gpu_id = o.gpu.empty() ? gpu_from_log(cat, log) : o.gpu;
