@@ -502,3 +502,26 @@ TEST_CASE("SGLang up to 0.4.9.post2 takes 5 then 10 percent more off the memory 
   CHECK(kept("google--gemma-3-4b-it_config.json", "0.4.5") == Approx(0.88 * 0.90));
   CHECK(kept("Qwen--Qwen3-0.6B_config.json", "0.4.4.post3") == Approx(0.88));
 }
+
+TEST_CASE("vLLM V1 without FlashInfer: the dummy sampler holds the native sort's bytes where the window defaults to FlashInfer's",
+          "[engines][vllm]") {
+  // v1/sample/ops/topk_topp_sampler.py @ v0.10.2: forward_native when FlashInfer is missing or off;
+  // the log says so, validate --log sets EngineSettings::sampler_native
+  const k3plan::Model& m = cat().model("llama-3.1-8b");
+  const k3plan::Gpu& h100 = cat().gpu("h100");
+  auto activation = [&](const std::string& version, bool native) {
+    k3plan::EngineSettings s;
+    s.engine = k3plan::Engine::vllm;
+    s.engine_version = version;
+    s.sampler_native = native;
+    return k3plan::evaluate_fit(m, h100, k3plan::Layout{}, s, 8192, 1).limiting.activation_bytes;
+  };
+  const k3plan::EngineVersion& v = k3plan::engine_version_for(k3plan::Engine::vllm, "0.10.2");
+  REQUIRE(v.sampler_bytes_per_entry == 14);
+  REQUIRE(v.sampler_native_bytes_per_entry == 38);
+  // H100: 1,024 dummy sequences x the 128,256-entry vocabulary, 24 B more each
+  CHECK(activation("0.10.2", true) - activation("0.10.2", false) == Approx(24.0 * 1024 * 128256));
+  // a window whose sampler is already the native sort (0.11.1) or fitted (0.17 on) has no second figure
+  CHECK(activation("0.11.1", true) == activation("0.11.1", false));
+  CHECK(activation("0.19.0", true) == activation("0.19.0", false));
+}

@@ -289,6 +289,13 @@ TEST_CASE("V1's start-up summary after the CUDA graphs gives weights, peak activ
   CHECK(*log.weights_bytes / 1073741824.0 == Approx(27.72));
   CHECK(*log.activation_bytes / 1073741824.0 == Approx(1.4));
   CHECK(*log.non_torch_bytes / 1073741824.0 == Approx(0.18));
+  CHECK_FALSE(log.sampler_native);
+  // the sampler's fallback warning (topk_topp_sampler.py @ v0.10.2) marks the native sort
+  CHECK(parse_engine_log("WARNING 09-24 20:46:11 [topk_topp_sampler.py:69] FlashInfer is not available. Falling back to the PyTorch-native "
+                         "implementation of top-p & top-k sampling. For the best performance, please install FlashInfer.\n"
+                         "INFO 09-24 20:53:41 [kv_cache_utils.py:864] GPU KV cache size: 238,208 tokens\n",
+                         "w.log")
+            .sampler_native);
 }
 
 TEST_CASE("a vLLM log whose args line is missing takes gpu_memory_utilization from the CUDA-graph advisory line", "[validate]") {

@@ -320,6 +320,10 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
     // the custom all-reduce's P2P check (vllm/distributed/device_communicators/custom_all_reduce.py,
     // gpu_p2p_access_check) failed: the GPUs of the group cannot map each other's memory
     if (t.find("Custom allreduce is disabled because your platform lacks GPU P2P capability") != std::string::npos) log.no_gpu_p2p = true;
+    // vLLM V1's sampler without FlashInfer (v1/sample/ops/topk_topp_sampler.py TopKTopPSampler.__init__
+    // @ v0.10.2: the two warnings that select forward_native)
+    if (t.find("Falling back to the PyTorch-native implementation of top-p & top-k sampling") != std::string::npos)
+      log.sampler_native = true;
     if (std::regex_search(t, m, vllm_version) && log.version.empty()) {
       log.version = m[1];
       vllm = true;

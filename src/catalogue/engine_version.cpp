@@ -79,6 +79,7 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
                 "cudagraph_in_profile",
                 "cudagraph_sizes_follow_seqs",
                 "sampler_bytes_per_entry",
+                "sampler_native_bytes_per_entry",
                 "kv_tokens_report",
                 "kernel_block_alignment",
                 "mla_hybrid_alignment",
@@ -136,6 +137,7 @@ EngineVersion parse_version(const YamlReader& r, const YAML::Node& n, Engine e, 
   v.cudagraph_in_profile = r.boolean(n, "cudagraph_in_profile", ctx, v.cudagraph_in_profile);
   v.cudagraph_sizes_follow_seqs = r.boolean(n, "cudagraph_sizes_follow_seqs", ctx, v.cudagraph_sizes_follow_seqs);
   v.sampler_bytes_per_entry = r.number(n, "sampler_bytes_per_entry", ctx, false, v.sampler_bytes_per_entry, 1, 256);
+  v.sampler_native_bytes_per_entry = r.number(n, "sampler_native_bytes_per_entry", ctx, false, v.sampler_native_bytes_per_entry, 0, 256);
   v.kv_tokens_report = r.str(n, "kv_tokens_report", ctx, false, v.kv_tokens_report);
   if (v.kv_tokens_report != "blocks" && v.kv_tokens_report != "per_group" && v.kv_tokens_report != "concurrency")
     r.fail(n["kv_tokens_report"], ctx + ".kv_tokens_report", "expected blocks, per_group or concurrency");

@@ -162,7 +162,8 @@ class Vllm final : public EngineModel {
     const auto& v = version();
     const double cap = b.capacity_bytes;
     b.reserved_bytes = (1 - d.memory_fraction) * cap;
-    b.activation_bytes = activation_bytes(m, *in.layout, d, in.context, in.stage == in.stages - 1, in.settings->mm_images_per_prompt);
+    b.activation_bytes = activation_bytes(m, *in.layout, d, in.context, in.stage == in.stages - 1, in.settings->mm_images_per_prompt,
+                                          in.settings->sampler_native);
     // non-torch memory: custom all-reduce and NCCL buffers exist with TP > 1; a pipeline rank of
     // TP 1 only has its send/recv buffers. Without GPU P2P, NCCL's intra-node transport is SHM,
     // whose buffers are host shared memory (NCCL src/transport/shm.cc, shmSendSetup: ncclShmOpen),
@@ -245,6 +246,7 @@ class Vllm final : public EngineModel {
     s.max_num_seqs = log.int_arg("max_num_seqs", 0, 1, 1 << 24);
     s.cpu_offload_bytes = log.num_arg("cpu_offload_gb", 0, 0, 1e6) * kGiB;  // per GPU (vllm/config/cache.py)
     if (log.no_gpu_p2p) s.gpu_p2p = false;
+    if (log.sampler_native) s.sampler_native = true;
     // --limit-mm-per-prompt: {'image': 50, 'video': 2} (Namespace / non-default args) or image=50,video=2
     if (log.has("limit_mm_per_prompt"))
       if (const auto images = limit_mm_images(log.arg("limit_mm_per_prompt"))) s.mm_images_per_prompt = *images;
@@ -420,7 +422,7 @@ class Vllm final : public EngineModel {
   // M = min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE = 32768), N = 2 x the expert width on this rank,
   // K = hidden); it is live at a different time than the sampler, so the larger of the two counts.
   double activation_bytes(const Model& m, const Layout& l, const EngineDefaults& d, std::int64_t context, bool last_stage,
-                          int images_per_prompt) const {
+                          int images_per_prompt, bool sampler_native = false) const {
     std::int64_t tokens = d.max_num_batched_tokens;
     if (version().profile == "v0" && context > tokens && context <= 32768) tokens = context;
     const V0Multimodal mm = v0_multimodal(m, l, tokens, d.max_num_seqs, images_per_prompt);
@@ -434,7 +436,9 @@ class Vllm final : public EngineModel {
     // The model-dtype tensors (logits as computed, hidden states, MoE scratch) scale with the
     // dtype the model runs in: 2 B for bf16 / fp16, 4 B with --dtype float32.
     const double elem = model_dtype_bytes(m);
-    const double per_entry = (version().profile == "v0" ? 32.0 : version().sampler_bytes_per_entry) + (elem - 2.0);
+    const double v1_entry = sampler_native && version().sampler_native_bytes_per_entry > 0 ? version().sampler_native_bytes_per_entry
+                                                                                           : version().sampler_bytes_per_entry;
+    const double per_entry = (version().profile == "v0" ? 32.0 : v1_entry) + (elem - 2.0);
     const double sampler = last_stage ? per_entry * s * static_cast<double>(m.vocab_size) : 0.0;
     double moe = 0;
     const bool persistent = version().moe_workspace_persistent;

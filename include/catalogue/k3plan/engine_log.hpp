@@ -32,6 +32,8 @@ struct EngineLog {
   std::string version;                      // as logged ("0.10.1.1"); empty when the log does not say
   std::string args_from;                    // which line the arguments came from
   bool v0_engine = false;                   // vLLM "Initializing an LLM engine" (the V0 engine, VLLM_USE_V1=0)
+  bool sampler_native = false;  // vLLM V1: "FlashInfer is not available. Falling back to the PyTorch-native implementation of top-p & top-k
+                                // sampling" (or "... not enabled")
   bool no_gpu_p2p = false;                  // "Custom allreduce is disabled because your platform lacks GPU P2P capability"
   std::map<std::string, std::string> args;  // serving arguments, values unquoted (None = "None")
   std::string command;                      // a `vllm serve` / `sglang.launch_server` command found in the log (continuations joined)

@@ -33,6 +33,9 @@ struct EngineVersion {
   // top-p (0.10.x), 38 with the native sort (0.11.1-0.16), 15 fitted on the 0.19 logs (0.17 on:
   // 14 counted + the Triton scratch and the cuBLAS workspace)
   double sampler_bytes_per_entry = 15;
+  // the same when the log shows the sampler fell back to the native sort (EngineSettings::
+  // sampler_native) in a window whose default is FlashInfer's (0.9.1-0.11.0: 38); 0 = no such case
+  double sampler_native_bytes_per_entry = 0;
   std::string kv_tokens_report = "per_group";  // what "GPU KV cache size" prints: blocks | per_group | concurrency
   int kernel_block_alignment = 16;             // hybrid page-size unification rounds the attention block to this
   int mla_hybrid_alignment = 16;               // the same for MLA hybrids (Kimi Linear, K3): 64 in 0.12-0.19

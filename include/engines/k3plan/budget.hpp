@@ -55,6 +55,10 @@ struct EngineSettings {
   // cannot, NCCL has no P2P transport and stages through host memory (SHM), so its per-peer
   // connection buffers are not on the GPU (vLLM: set from the log's custom all-reduce P2P line).
   bool gpu_p2p = true;
+  // vLLM V1's top-k / top-p sampler fell back to its PyTorch-native sort because FlashInfer is not
+  // installed or not enabled (set from the log's topk_topp_sampler.py warning): the profile's dummy
+  // sampler then holds the window's sampler_native_bytes_per_entry where it has one.
+  bool sampler_native = false;
   // Decoder layers per pipeline stage as the engine's environment variable sets them
   // (EngineModel::pp_partition_env: VLLM_PP_LAYER_PARTITION / SGLANG_PP_LAYER_PARTITION); empty =
   // the version's own split. The stage count must equal PP and the sum the model's layers
