@@ -521,6 +521,14 @@ TEST_CASE("vLLM V1 without FlashInfer: the dummy sampler holds the native sort's
   REQUIRE(v.sampler_native_bytes_per_entry == 38);
   // H100: 1,024 dummy sequences x the 128,256-entry vocabulary, 24 B more each
   CHECK(activation("0.10.2", true) - activation("0.10.2", false) == Approx(24.0 * 1024 * 128256));
+  // off CUDA the sampler is always the native sort
+  k3plan::EngineSettings rocm;
+  rocm.engine = k3plan::Engine::vllm;
+  rocm.engine_version = "0.10.2";
+  const k3plan::Gpu& mi300x = cat().gpu("mi300x");
+  REQUIRE(mi300x.vendor == "amd");
+  const double on_rocm = k3plan::evaluate_fit(m, mi300x, k3plan::Layout{}, rocm, 8192, 1).limiting.activation_bytes;
+  CHECK(on_rocm == Approx(activation("0.10.2", true)));
   // a window whose sampler is already the native sort (0.11.1) or fitted (0.17 on) has no second figure
   CHECK(activation("0.11.1", true) == activation("0.11.1", false));
   CHECK(activation("0.19.0", true) == activation("0.19.0", false));

@@ -387,6 +387,14 @@ TEST_CASE("a bitsandbytes 4-bit checkpoint keeps its embeddings and head and sto
   CHECK(import_hf_config(std::string(text).insert(text.find('{') + 1, plain), "bnb.json").precision_of(ParamGroup::attention) == "nf4");
   const std::string eight = R"("quantization_config": {"quant_method": "bitsandbytes", "load_in_8bit": true}, )";
   CHECK(import_hf_config(std::string(text).insert(text.find('{') + 1, eight), "bnb.json").precision_of(ParamGroup::dense_mlp) == "int8");
+  // a skip list that keeps the attention in 16 bits: the attention (and MLA's projections) stay in the model dtype
+  const std::string skip =
+      R"("quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": true, "llm_int8_skip_modules": ["model.layers.0.self_attn"]}, )";
+  const Model s = import_hf_config(std::string(text).insert(text.find('{') + 1, skip), "bnb.json");
+  CHECK(s.precision_of(ParamGroup::attention) == s.dtype);
+  CHECK(s.precision_of(ParamGroup::latent_proj) == s.dtype);
+  CHECK(s.precision_of(ParamGroup::dense_mlp) == "nf4");
+  CHECK(weights_as_shipped(s, count_params(s)).bytes > 0);
   const std::string wrong = R"("quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": "yes"}, )";
   CHECK_THROWS_WITH(import_hf_config(std::string(text).insert(text.find('{') + 1, wrong), "bnb.json"),
                     Catch::Contains("quantization_config.load_in_4bit"));

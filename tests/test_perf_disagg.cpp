@@ -175,14 +175,19 @@ TEST_CASE("a pool given by its GPU count is the same pool as workers x TP") {
 }
 
 TEST_CASE("a pool's GPU count that does not split into its workers is a usage error naming the flags") {
-  CHECK(pool_size("decode", 0, 0, 16).workers == 1);
-  CHECK(pool_size("decode", 0, 0, 16).tp == 16);
-  CHECK(pool_size("decode", 0, 4, 16).workers == 4);
-  CHECK(pool_size("decode", 2, 0, 16).tp == 8);
-  CHECK(pool_size("decode", 3, 5, 0).workers == 3);  // no GPU count: as given
-  CHECK_THROWS_WITH(pool_size("prefill", 0, 8, 12), Catch::Contains("--prefill-gpus 12 is not a multiple of --prefill-tp 8"));
-  CHECK_THROWS_WITH(pool_size("prefill", 3, 8, 16), Catch::Contains("2 workers, not --prefill-workers 3"));
-  CHECK_THROWS_WITH(pool_size("decode", 3, 0, 16), Catch::Contains("--decode-workers 3"));
+  CHECK(pool_size("decode", 0, 0, 16, 64).workers == 1);
+  CHECK(pool_size("decode", 0, 0, 16, 64).tp == 16);
+  CHECK(pool_size("decode", 0, 4, 16, 64).workers == 4);
+  CHECK(pool_size("decode", 2, 0, 16, 64).tp == 8);
+  CHECK(pool_size("decode", 3, 5, 0, 64).workers == 3);  // no GPU count: as given
+  CHECK_THROWS_WITH(pool_size("prefill", 0, 8, 12, 64), Catch::Contains("--prefill-gpus 12 is not a multiple of --prefill-tp 8"));
+  CHECK_THROWS_WITH(pool_size("prefill", 3, 8, 16, 64), Catch::Contains("2 workers, not --prefill-workers 3"));
+  CHECK_THROWS_WITH(pool_size("decode", 3, 0, 16, 64), Catch::Contains("--decode-workers 3"));
+  // bounded like the flags they stand for: workers per pool, a worker's TP
+  CHECK_THROWS_WITH(pool_size("prefill", 0, 1, 65, 64), Catch::Contains("at most 64 workers"));
+  CHECK_THROWS_WITH(pool_size("decode", 0, 0, 8192, 64), Catch::Contains("TP 8192: at most 4096"));
+  expect_usage_error({"launch", "-m", "gpt-oss-120b", "-g", "h100", "--prefill-gpus", "262144", "--prefill-tp", "1", "--decode-tp", "1"},
+                     {"at most 64 workers"});
   const std::vector<std::string> m{"perf", "-m", "deepseek-r1-0528", "-g", "h200"};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> a = m;

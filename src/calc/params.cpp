@@ -213,7 +213,8 @@ const PrecisionFormat& precision_format(const std::string& name) {
   std::string_view n = name;  // no copy: this runs for every parameter group of every candidate layout
   if (n == "fp8-block128" || n == "fp8_block") n = "fp8-block";
   if (n == "w4a16" || n == "awq" || n == "gptq") n = "int4-g128";
-  if (n == "bitsandbytes" || n == "bnb" || n == "bnb-nf4") n = "nf4-dq";
+  if (n == "bitsandbytes" || n == "bnb") n = "nf4-dq";  // what vLLM's in-flight --quantization bitsandbytes stores
+  if (n == "bnb-nf4") n = "nf4";
   for (const auto& f : precision_formats())
     if (f.name == n) return f;
   std::vector<std::string> names;

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <k3plan/ascii.hpp>
@@ -7,6 +8,7 @@
 #include <k3plan/error.hpp>
 #include <regex>
 #include <sstream>
+#include <string_view>
 
 namespace k3plan {
 
@@ -217,37 +219,94 @@ bool EngineLog::flag_arg(const std::string& key) const {
 
 namespace {
 
-// A line that starts a log record (or a prompt / comment), not the continuation of a wrapped one.
-bool starts_record(const std::string& t) {
-  static const std::regex record(R"(^(INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|[(\[#$]|[0-9]{2}-[0-9]{2} |[0-9]{4}-[0-9]{2}-[0-9]{2}))");
-  return t.empty() || std::regex_search(t, record);
+// A line that starts a log record (or a prompt / comment), not the continuation of a wrapped one:
+// a level word, a logger or process prefix ("(EngineCore pid=1)", "[2026-...", a docker-compose
+// "svc-1  | "), a date, a prompt or comment character, or a level word near its start (NCCL and
+// journald prefixes). Only the first 64 characters are looked at (std::regex recurses per character).
+bool starts_record(std::string_view t) {
+  static const std::regex record(
+      R"(^(INFO |WARNING |WARN |DEBUG |ERROR |CRITICAL |[(\[#$]|[0-9]{2}-[0-9]{2} |[0-9]{4}-[0-9]{2}-[0-9]{2}|\S+\s+\| ))");
+  if (t.empty()) return true;
+  const std::string head(t.substr(0, 64));
+  if (std::regex_search(head, record)) return true;
+  for (const char* level : {" INFO ", " WARNING ", " DEBUG ", " ERROR "})
+    if (head.find(level) != std::string::npos) return true;
+  return false;
 }
 
-// The log's lines, with an arguments line that a paste wrapped at a fixed width joined again: a line
-// whose "args: Namespace(", "non-default args: {" or "ServerArgs(" bracket does not close takes the
-// lines after it, as they are (a fixed-width wrap cuts inside a token), until the bracket closes or
-// a line starts a new record (GitHub issue pastes of vLLM 0.5 logs, e.g. vllm#5569).
-std::vector<std::string> logical_lines(const std::string& text) {
-  std::vector<std::string> raw;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    raw.push_back(std::move(line));
-  }
-  constexpr std::size_t kMaxJoined = 256;  // continuation lines; an arguments line is a few KiB
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < raw.size(); ++i) {
-    std::string line = raw[i];
-    std::size_t open = std::string::npos;
-    for (const char* key : {"args: Namespace(", "non-default args: {", "ServerArgs("})
-      if (const auto p = line.find(key); p != std::string::npos) {
-        open = p + std::string(key).size() - 1;
-        break;
+// Bracket depth of an arguments line read piece by piece, quotes respected (as match_close).
+struct BracketScan {
+  int depth = 0;
+  char quote = 0;
+  bool escaped = false, closed = false;
+  void feed(std::string_view s) {
+    for (const char c : s) {
+      if (closed) return;
+      if (quote) {
+        if (escaped)
+          escaped = false;
+        else if (c == '\\')
+          escaped = true;
+        else if (c == quote)
+          quote = 0;
+        continue;
       }
-    for (std::size_t joined = 0; open != std::string::npos && match_close(line, open) == std::string::npos && i + 1 < raw.size() &&
-                                 joined < kMaxJoined && !starts_record(trim(raw[i + 1]));
-         ++joined)
-      line += raw[++i];
+      if (c == '\'' || c == '"')
+        quote = c;
+      else if (c == '(' || c == '[' || c == '{')
+        ++depth;
+      else if ((c == ')' || c == ']' || c == '}') && --depth == 0)
+        closed = true;
+    }
+  }
+};
+
+bool blank(std::string_view s) { return s.find_first_not_of(" \t\r\f\v") == std::string_view::npos; }
+
+// The log's non-blank lines, with an arguments line that a paste wrapped at a fixed width joined
+// again: a line whose "args: Namespace(", "non-default args: {" or "ServerArgs(" bracket does not
+// close takes the lines after it, as they are (a fixed-width wrap cuts inside a token), until the
+// bracket closes, a blank line, or a line that starts a new record (GitHub issue pastes of vLLM 0.5
+// logs, e.g. vllm#5569). Each piece is scanned once; at most 256 lines are joined to one.
+std::vector<std::string> logical_lines(const std::string& text) {
+  constexpr std::size_t kMaxJoined = 256;
+  const std::string_view all(text);
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  auto next_line = [&]() {
+    const std::size_t end = std::min(all.find('\n', pos), all.size());
+    std::string_view line = all.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    pos = end + 1;
+    return line;
+  };
+  while (pos < all.size()) {
+    const std::string_view raw = next_line();
+    if (blank(raw)) continue;
+    std::string line(raw);
+    const std::size_t first = raw.find_first_not_of(" \t");
+    std::size_t open = std::string::npos;
+    if (raw[first] != '#')
+      for (const char* key : {"args: Namespace(", "non-default args: {", "ServerArgs("})
+        if (const auto p = raw.find(key); p != std::string_view::npos) {
+          open = p + std::string_view(key).size() - 1;
+          break;
+        }
+    if (open != std::string::npos) {
+      BracketScan scan;
+      scan.feed(raw.substr(open));
+      for (std::size_t joined = 0; !scan.closed && joined < kMaxJoined && pos < all.size(); ++joined) {
+        const std::size_t save = pos;
+        const std::string_view piece = next_line();
+        const std::size_t lead = piece.find_first_not_of(" \t");
+        if (lead == std::string_view::npos || starts_record(piece.substr(lead))) {
+          pos = save;  // a blank line or the next record: read on its own
+          break;
+        }
+        line += piece;
+        scan.feed(piece);
+      }
+    }
     out.push_back(std::move(line));
   }
   return out;
@@ -322,7 +381,8 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
     if (t.find("Custom allreduce is disabled because your platform lacks GPU P2P capability") != std::string::npos) log.no_gpu_p2p = true;
     // vLLM V1's sampler without FlashInfer (v1/sample/ops/topk_topp_sampler.py TopKTopPSampler.__init__
     // @ v0.10.2: the two warnings that select forward_native)
-    if (t.find("Falling back to the PyTorch-native implementation of top-p & top-k sampling") != std::string::npos)
+    if (t.find("Falling back to the PyTorch-native implementation of top-p & top-k sampling") != std::string::npos ||
+        t.find("FlashInfer version >= 0.2.3 required. Falling back to default sampling implementation") != std::string::npos)
       log.sampler_native = true;
     if (std::regex_search(t, m, vllm_version) && log.version.empty()) {
       log.version = m[1];
@@ -375,15 +435,18 @@ EngineLog parse_engine_log(const std::string& text, const std::string& origin) {
     // memory, and %.2f GiB for CUDAGraph memory"): the figures stand before their names
     static const std::regex actual_usage(
         R"(Actual usage is ([0-9.]+) GiB for weight, ([0-9.]+) GiB for peak activation, ([0-9.]+) GiB for non-torch memory)");
-    if (std::smatch u; t.find("Actual usage is") != std::string::npos && std::regex_search(t, u, actual_usage)) {
-      const auto gib = [](const std::string& x) -> std::optional<double> {
-        const auto v = to_double(x);
-        return v ? std::optional<double>(*v * kGiBd) : std::nullopt;
-      };
-      set_once(log.weights_bytes, gib(u[1]));
-      set_once(log.activation_bytes, gib(u[2]));
-      set_once(log.non_torch_bytes, gib(u[3]));
-      vllm = true;
+    if (const auto a = t.find("Actual usage is"); a != std::string::npos) {
+      const std::string part = t.substr(a, 160);  // the summary only: std::regex recurses per character
+      if (std::smatch u; std::regex_search(part, u, actual_usage)) {
+        const auto gib = [](const std::string& x) -> std::optional<double> {
+          const auto v = to_double(x);
+          return v ? std::optional<double>(*v * kGiBd) : std::nullopt;
+        };
+        set_once(log.weights_bytes, gib(u[1]));
+        set_once(log.activation_bytes, gib(u[2]));
+        set_once(log.non_torch_bytes, gib(u[3]));
+        vllm = true;
+      }
     }
     if (t.find("Memory profiling results") != std::string::npos) {
       set_once(log.total_bytes, gib_after(t, "total_gpu_memory"));

@@ -158,7 +158,7 @@ void apply_quantization(Model& m, const json& q, const std::string& origin) {
       quantize_linear("int8");
     else
       quantize_linear(q.value("bnb_4bit_use_double_quant", false) ? "nf4-dq" : "nf4");
-    if (!ignored("kv_b_proj") && !ignored("kv_a_proj")) m.precision[ParamGroup::latent_proj] = m.precision[ParamGroup::attention];
+    if (!ignored("kv_b_proj") && !ignored("kv_a_proj")) m.precision[ParamGroup::latent_proj] = m.precision_of(ParamGroup::attention);
   } else if (!method.empty()) {
     throw InputError(
         fmt::format("{}: field 'quantization_config.quant_method': unsupported '{}' (known: fp8, mxfp4, compressed-tensors, modelopt, awq, "

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <k3plan/error.hpp>
+#include <k3plan/limits.hpp>
 #include <k3plan/parallel.hpp>
 
 namespace k3plan {
@@ -20,19 +21,28 @@ std::string layout_text(const Layout& l) {
   return s;
 }
 
-PoolSize pool_size(const std::string& side, int workers, int tp, int gpus) {
+PoolSize pool_size(const std::string& side, int workers, int tp, int gpus, int max_workers) {
   if (gpus <= 0) return {workers, tp};
+  PoolSize z;
   if (tp > 0) {
     if (gpus % tp != 0)
       throw InputError(fmt::format("--{0}-gpus {1} is not a multiple of --{0}-tp {2}: a pool is workers x TP GPUs", side, gpus, tp));
     if (workers > 0 && workers * tp != gpus)
       throw InputError(
           fmt::format("--{0}-gpus {1} with --{0}-tp {2} is {3} workers, not --{0}-workers {4}", side, gpus, tp, gpus / tp, workers));
-    return {gpus / tp, tp};
+    z = {gpus / tp, tp};
+  } else {
+    const int w = workers > 0 ? workers : 1;
+    if (gpus % w != 0) throw InputError(fmt::format("--{0}-gpus {1} does not split into --{0}-workers {2} equal workers", side, gpus, w));
+    z = {w, gpus / w};
   }
-  const int w = workers > 0 ? workers : 1;
-  if (gpus % w != 0) throw InputError(fmt::format("--{0}-gpus {1} does not split into --{0}-workers {2} equal workers", side, gpus, w));
-  return {w, gpus / w};
+  if (z.workers > max_workers)
+    throw InputError(
+        fmt::format("--{0}-gpus {1} is {2} workers of TP {3}: at most {4} workers per pool", side, gpus, z.workers, z.tp, max_workers));
+  if (z.tp > limits::kMaxDegree)
+    throw InputError(fmt::format("--{0}-gpus {1} makes a worker of TP {2}: at most {3} (give --{0}-tp or --{0}-workers)", side, gpus, z.tp,
+                                 limits::kMaxDegree));
+  return z;
 }
 
 }  // namespace k3plan

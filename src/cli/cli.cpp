@@ -306,9 +306,9 @@ void define_launch(CLI::App& sub, Cli& cli) {
   // disaggregated prefill / decode: a pool of workers per side, the transfer back-end and the router
   for (auto [side, ls] : {std::pair{"prefill", &o->prefill}, std::pair{"decode", &o->decode}}) {
     const std::string s(side);
-    sub.add_option("--" + s + "-workers", ls->workers, "Disaggregated: " + s + " workers (default 1)")->check(whole(1, 64));
+    sub.add_option("--" + s + "-workers", ls->workers, "Disaggregated: " + s + " workers (default 1)")->check(whole(1, kMaxLaunchWorkers));
     sub.add_option("--" + s + "-gpus", ls->gpus, "Disaggregated: GPUs of the " + s + " pool (workers x TP; sets whichever is not given)")
-        ->check(whole(1, 64 * kMaxDegree));
+        ->check(whole(1, kMaxLaunchWorkers * kMaxDegree));
     sub.add_option("--" + s + "-tp", ls->tp, "Disaggregated: TP (GPUs) of one " + s + " worker")->check(whole(1, kMaxDegree));
     sub.add_option("--" + s + "-ep", ls->ep, "Disaggregated: EP of one " + s + " worker (default 1)")->check(whole(1, kMaxDegree));
     sub.add_flag("--" + s + "-dp-attention", ls->dp_attention, "Disaggregated: DP attention over the " + s + " worker's GPUs");

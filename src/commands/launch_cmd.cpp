@@ -6,6 +6,7 @@
 #include <k3plan/error.hpp>
 #include <k3plan/input_limits.hpp>
 #include <k3plan/launch.hpp>
+#include <k3plan/limits.hpp>
 #include <k3plan/output_file.hpp>
 #include <k3plan/params.hpp>
 #include <k3plan/plan.hpp>
@@ -66,7 +67,7 @@ K8sSpec k8s_spec(const LaunchOptions& o, const PinnedImage& pinned, const Deploy
 Report run_launch_disagg(const Catalogue& cat, LaunchOptions o) {
   if (!o.file.empty()) throw InputError("launch: the disaggregated pools (--prefill-* / --decode-*) go with -m -g, not a deployment file");
   for (auto [role, s] : {std::pair{"prefill", &o.prefill}, std::pair{"decode", &o.decode}}) {
-    const PoolSize z = pool_size(role, s->workers, s->tp, s->gpus);
+    const PoolSize z = pool_size(role, s->workers, s->tp, s->gpus, limits::kMaxLaunchWorkers);
     s->workers = std::max(1, z.workers);
     s->tp = z.tp;
   }

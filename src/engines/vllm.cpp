@@ -162,8 +162,11 @@ class Vllm final : public EngineModel {
     const auto& v = version();
     const double cap = b.capacity_bytes;
     b.reserved_bytes = (1 - d.memory_fraction) * cap;
-    b.activation_bytes = activation_bytes(m, *in.layout, d, in.context, in.stage == in.stages - 1, in.settings->mm_images_per_prompt,
-                                          in.settings->sampler_native);
+    // the native top-k / top-p sort: when the log says FlashInfer is missing or off, and always off
+    // CUDA (topk_topp_sampler.py @ v0.10.2 takes forward_native unless current_platform.is_cuda())
+    const bool sampler_native = in.settings->sampler_native || in.gpu->vendor == "amd";
+    b.activation_bytes =
+        activation_bytes(m, *in.layout, d, in.context, in.stage == in.stages - 1, in.settings->mm_images_per_prompt, sampler_native);
     // non-torch memory: custom all-reduce and NCCL buffers exist with TP > 1; a pipeline rank of
     // TP 1 only has its send/recv buffers. Without GPU P2P, NCCL's intra-node transport is SHM,
     // whose buffers are host shared memory (NCCL src/transport/shm.cc, shmSendSetup: ncclShmOpen),

@@ -7,6 +7,7 @@
 #include <k3plan/engine_flags.hpp>
 #include <k3plan/error.hpp>
 #include <k3plan/kernel_path.hpp>
+#include <k3plan/limits.hpp>
 #include <k3plan/plan.hpp>
 
 namespace k3plan {
@@ -264,8 +265,8 @@ DisaggResult predict_disagg(const PerfModel& pm, const Gpu& g, const PerfEfficie
 }
 
 PerfDisaggEvaluation evaluate_perf_disagg(const Catalogue& cat, const PerfOptions& o) {
-  const PoolSize ps = pool_size("prefill", o.prefill_workers, o.prefill_tp, o.prefill_gpus);
-  const PoolSize ds = pool_size("decode", o.decode_workers, o.decode_tp, o.decode_gpus);
+  const PoolSize ps = pool_size("prefill", o.prefill_workers, o.prefill_tp, o.prefill_gpus, limits::kMaxGpus);
+  const PoolSize ds = pool_size("decode", o.decode_workers, o.decode_tp, o.decode_gpus, limits::kMaxGpus);
   if (!ps.tp)
     throw InputError(
         "disaggregated perf: give the prefill layout (--prefill-tp or --prefill-gpus, with --prefill-ep / --prefill-dp-attention)");

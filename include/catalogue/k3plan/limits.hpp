@@ -11,6 +11,7 @@ namespace k3plan::limits {
 inline constexpr int kMaxGpus = 100000;                     // GPUs in one deployment (-n, gpus:)
 inline constexpr int kMaxDegree = 4096;                     // any one parallel degree (--tp, --ep, --dp, --pp, --dcp)
 inline constexpr int kMaxNodes = 10000;                     // nodes in one deployment
+inline constexpr int kMaxLaunchWorkers = 64;                // engine instances per disaggregated pool that launch writes
 inline constexpr std::int64_t kMaxUsers = 10'000'000;       // concurrent users / sequences
 inline constexpr double kMaxTokens = 1e7;                   // tokens in one request (--isl, --osl)
 inline constexpr std::int64_t kMaxBatchTokens = 1LL << 24;  // --max-num-batched-tokens

@@ -38,7 +38,8 @@ std::string layout_text(const Layout& l);
 struct PoolSize {
   int workers = 0, tp = 0;
 };
-PoolSize pool_size(const std::string& side, int workers, int tp, int gpus);
+// At most `max_workers` workers of at most limits.hpp kMaxDegree GPUs each.
+PoolSize pool_size(const std::string& side, int workers, int tp, int gpus, int max_workers);
 
 const char* to_string(Engine e);
 // "sglang" | "vllm"; anything else is an InputError with a suggestion
