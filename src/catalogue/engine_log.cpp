@@ -29,29 +29,43 @@ std::string unquote(std::string v) {
   return v;
 }
 
-// Index just past the bracket that closes the one at `open` (or npos), quotes respected.
-std::size_t match_close(const std::string& s, std::size_t open) {
+// Bracket depth of a Python repr read piece by piece (an arguments line a paste may have wrapped),
+// quotes and backslash escapes inside them respected. feed() returns the offset in the piece just
+// past the bracket that closes the first one, or npos while it is still open.
+struct BracketScan {
   int depth = 0;
   char quote = 0;
-  for (std::size_t i = open; i < s.size(); ++i) {
-    const char c = s[i];
-    if (quote) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == quote) {
-        quote = 0;
+  bool escaped = false, closed = false;
+  std::size_t feed(std::string_view s) {
+    for (std::size_t i = 0; i < s.size() && !closed; ++i) {
+      const char c = s[i];
+      if (quote) {
+        if (escaped)
+          escaped = false;
+        else if (c == '\\')
+          escaped = true;
+        else if (c == quote)
+          quote = 0;
+        continue;
       }
-      continue;
+      if (c == '\'' || c == '"')
+        quote = c;
+      else if (c == '(' || c == '[' || c == '{')
+        ++depth;
+      else if ((c == ')' || c == ']' || c == '}') && --depth == 0) {
+        closed = true;
+        return i + 1;
+      }
     }
-    if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == '(' || c == '[' || c == '{') {
-      ++depth;
-    } else if (c == ')' || c == ']' || c == '}') {
-      if (--depth == 0) return i + 1;
-    }
+    return std::string_view::npos;
   }
-  return std::string::npos;
+};
+
+// Index just past the bracket that closes the one at `open` (or npos), quotes respected.
+std::size_t match_close(const std::string& s, std::size_t open) {
+  if (open >= s.size()) return std::string::npos;
+  const std::size_t n = BracketScan{}.feed(std::string_view(s).substr(open));
+  return n == std::string_view::npos ? std::string::npos : open + n;
 }
 
 // "1,234" and "1234" -> 1234
@@ -233,33 +247,6 @@ bool starts_record(std::string_view t) {
     if (head.find(level) != std::string::npos) return true;
   return false;
 }
-
-// Bracket depth of an arguments line read piece by piece, quotes respected (as match_close).
-struct BracketScan {
-  int depth = 0;
-  char quote = 0;
-  bool escaped = false, closed = false;
-  void feed(std::string_view s) {
-    for (const char c : s) {
-      if (closed) return;
-      if (quote) {
-        if (escaped)
-          escaped = false;
-        else if (c == '\\')
-          escaped = true;
-        else if (c == quote)
-          quote = 0;
-        continue;
-      }
-      if (c == '\'' || c == '"')
-        quote = c;
-      else if (c == '(' || c == '[' || c == '{')
-        ++depth;
-      else if ((c == ')' || c == ']' || c == '}') && --depth == 0)
-        closed = true;
-    }
-  }
-};
 
 bool blank(std::string_view s) { return s.find_first_not_of(" \t\r\f\v") == std::string_view::npos; }
 
